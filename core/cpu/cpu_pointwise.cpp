@@ -1,0 +1,206 @@
+// core/cpu/cpu_pointwise.cpp — CPU kernels for the elementwise entries of the contract.
+//
+// Each kernel turns the runtime dtype into a C++ type once (dispatch_dtype) and the
+// op enum into a lambda once, outside the loop, so the loop body is one inlined
+// expression (cpu_loop.h). Floating-point semantics follow PyTorch: NaN propagates
+// through maximum/minimum/clamp, relu(NaN) is NaN.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "core/cpu/cpu_kernels.h"
+#include "core/cpu/cpu_loop.h"
+
+namespace glass::cpu {
+namespace {
+
+template <class T>
+constexpr bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  return false;
+}
+
+template <class T>
+T max_propagate_nan(T a, T b) {
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
+  return a > b ? a : b;
+}
+
+template <class T>
+T min_propagate_nan(T a, T b) {
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
+  return a < b ? a : b;
+}
+
+// Integer power by squaring; negative exponents give 0 except for bases 1 and -1.
+template <class T>
+T int_pow(T base, T exp) {
+  if (exp < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (exp & 1) ? -1 : 1;
+    return 0;
+  }
+  T result = 1;
+  while (exp) {
+    if (exp & 1) result *= base;
+    exp >>= 1;
+    base *= base;
+  }
+  return result;
+}
+
+}  // namespace
+
+void copy_kernel(TensorIterator& iter) {
+  ScalarType to = iter.dtype(0), from = iter.dtype(1);
+  if (to == from && iter.is_contiguous()) {
+    size_t esize = element_size(to);
+    iter.for_each([&](char** data, const int64_t*, int64_t n) {
+      std::memcpy(data[0], data[1], static_cast<size_t>(n) * esize);
+    });
+    return;
+  }
+  dispatch_dtype(to, "copy_", [&]<class To>() {
+    dispatch_dtype(from, "copy_", [&]<class From>() {
+      cpu_kernel<To, From>(iter, [](From x) { return static_cast<To>(x); });
+    });
+  });
+}
+
+void fill_kernel(TensorIterator& iter, const Scalar& value) {
+  dispatch_dtype(iter.dtype(0), "fill_", [&]<class T>() {
+    const T v = value.to<T>();
+    iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+      if (strides[0] == static_cast<int64_t>(sizeof(T))) {
+        T* out = reinterpret_cast<T*>(data[0]);
+        for (int64_t i = 0; i < n; ++i) out[i] = v;
+      } else {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(data[0] + i * strides[0]) = v;
+      }
+    });
+  });
+}
+
+void unary_kernel(TensorIterator& iter, UnaryOp op) {
+  dispatch_dtype(iter.common_dtype(), to_string(op), [&]<class T>() {
+    if constexpr (std::is_same_v<T, bool>) {
+      switch (op) {
+        case UnaryOp::LogicalNot: return cpu_kernel<bool, bool>(iter, [](bool x) { return !x; });
+        case UnaryOp::Sign: return cpu_kernel<bool, bool>(iter, [](bool x) { return x; });
+        default: GLASS_INTERNAL_ASSERT(false, to_string(op), " reached the kernel with Bool");
+      }
+    } else if constexpr (std::is_integral_v<T>) {
+      switch (op) {
+        case UnaryOp::Neg: return cpu_kernel<T, T>(iter, [](T x) { return static_cast<T>(-x); });
+        case UnaryOp::Abs: return cpu_kernel<T, T>(iter, [](T x) { return x < 0 ? static_cast<T>(-x) : x; });
+        case UnaryOp::Relu: return cpu_kernel<T, T>(iter, [](T x) { return x < 0 ? T(0) : x; });
+        case UnaryOp::Sign: return cpu_kernel<T, T>(iter, [](T x) { return static_cast<T>((0 < x) - (x < 0)); });
+        default: GLASS_INTERNAL_ASSERT(false, to_string(op), " reached the kernel with an integer dtype");
+      }
+    } else {
+      using std::erf;
+      switch (op) {
+        case UnaryOp::Neg: return cpu_kernel<T, T>(iter, [](T x) { return -x; });
+        case UnaryOp::Abs: return cpu_kernel<T, T>(iter, [](T x) { return std::abs(x); });
+        case UnaryOp::Exp: return cpu_kernel<T, T>(iter, [](T x) { return std::exp(x); });
+        case UnaryOp::Log: return cpu_kernel<T, T>(iter, [](T x) { return std::log(x); });
+        case UnaryOp::Sqrt: return cpu_kernel<T, T>(iter, [](T x) { return std::sqrt(x); });
+        case UnaryOp::Rsqrt: return cpu_kernel<T, T>(iter, [](T x) { return T(1) / std::sqrt(x); });
+        case UnaryOp::Sin: return cpu_kernel<T, T>(iter, [](T x) { return std::sin(x); });
+        case UnaryOp::Cos: return cpu_kernel<T, T>(iter, [](T x) { return std::cos(x); });
+        case UnaryOp::Tanh: return cpu_kernel<T, T>(iter, [](T x) { return std::tanh(x); });
+        case UnaryOp::Sigmoid: return cpu_kernel<T, T>(iter, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
+        case UnaryOp::Relu: return cpu_kernel<T, T>(iter, [](T x) { return x < 0 ? T(0) : x; });
+        case UnaryOp::Gelu:
+          // x * Phi(x), Phi the standard normal CDF, written with erf.
+          return cpu_kernel<T, T>(iter, [](T x) { return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2))); });
+        case UnaryOp::GeluTanh:
+          return cpu_kernel<T, T>(iter, [](T x) {
+            const T k = T(M_2_SQRTPI * M_SQRT1_2);  // sqrt(2 / pi)
+            return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+          });
+        case UnaryOp::Sign:
+          return cpu_kernel<T, T>(iter, [](T x) { return is_nan(x) ? x : static_cast<T>((T(0) < x) - (x < T(0))); });
+        case UnaryOp::LogicalNot: break;
+      }
+      GLASS_INTERNAL_ASSERT(false, to_string(op), " has no floating-point kernel");
+    }
+  });
+}
+
+void binary_kernel(TensorIterator& iter, BinaryOp op) {
+  if (is_comparison(op) && op != BinaryOp::LogicalAnd && op != BinaryOp::LogicalOr) {
+    dispatch_dtype(iter.common_dtype(), to_string(op), [&]<class T>() {
+      switch (op) {
+        case BinaryOp::Eq: return cpu_kernel<bool, T, T>(iter, [](T a, T b) { return a == b; });
+        case BinaryOp::Ne: return cpu_kernel<bool, T, T>(iter, [](T a, T b) { return a != b; });
+        case BinaryOp::Lt: return cpu_kernel<bool, T, T>(iter, [](T a, T b) { return a < b; });
+        case BinaryOp::Le: return cpu_kernel<bool, T, T>(iter, [](T a, T b) { return a <= b; });
+        case BinaryOp::Gt: return cpu_kernel<bool, T, T>(iter, [](T a, T b) { return a > b; });
+        case BinaryOp::Ge: return cpu_kernel<bool, T, T>(iter, [](T a, T b) { return a >= b; });
+        default: break;
+      }
+    });
+    return;
+  }
+  if (op == BinaryOp::LogicalAnd) return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a && b; });
+  if (op == BinaryOp::LogicalOr) return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a || b; });
+  dispatch_dtype(iter.common_dtype(), to_string(op), [&]<class T>() {
+    if constexpr (std::is_same_v<T, bool>) {
+      switch (op) {  // PyTorch: + is "or", * is "and" on bools
+        case BinaryOp::Add:
+        case BinaryOp::Maximum: return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a || b; });
+        case BinaryOp::Mul:
+        case BinaryOp::Minimum: return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a && b; });
+        case BinaryOp::Pow: return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a || !b; });
+        default: GLASS_INTERNAL_ASSERT(false, to_string(op), " reached the kernel with Bool");
+      }
+    } else {
+      switch (op) {
+        case BinaryOp::Add: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a + b); });
+        case BinaryOp::Sub: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a - b); });
+        case BinaryOp::Mul: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a * b); });
+        case BinaryOp::Div: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a / b); });
+        case BinaryOp::Pow:
+          if constexpr (std::is_integral_v<T>) return cpu_kernel<T, T, T>(iter, [](T a, T b) { return int_pow(a, b); });
+          else return cpu_kernel<T, T, T>(iter, [](T a, T b) { return std::pow(a, b); });
+        case BinaryOp::Maximum: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return max_propagate_nan(a, b); });
+        case BinaryOp::Minimum: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return min_propagate_nan(a, b); });
+        default: GLASS_INTERNAL_ASSERT(false, to_string(op), " has no arithmetic kernel");
+      }
+    }
+  });
+}
+
+void clamp_kernel(TensorIterator& iter, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  dispatch_numeric(iter.common_dtype(), "clamp", [&]<class T>() {
+    if (lo && hi) {
+      const T l = lo->to<T>(), h = hi->to<T>();
+      // NaN input stays NaN: std::max(NaN, l) returns NaN, std::min too.
+      return cpu_kernel<T, T>(iter, [=](T x) { return is_nan(x) ? x : std::min(std::max(x, l), h); });
+    }
+    if (lo) {
+      const T l = lo->to<T>();
+      return cpu_kernel<T, T>(iter, [=](T x) { return x < l ? l : x; });
+    }
+    const T h = hi->to<T>();
+    return cpu_kernel<T, T>(iter, [=](T x) { return x > h ? h : x; });
+  });
+}
+
+void where_kernel(TensorIterator& iter) {
+  dispatch_dtype(iter.common_dtype(), "where", [&]<class T>() {
+    cpu_kernel<T, bool, T, T>(iter, [](bool c, T a, T b) { return c ? a : b; });
+  });
+}
+
+void masked_fill_kernel(TensorIterator& iter, const Scalar& value) {
+  dispatch_dtype(iter.common_dtype(), "masked_fill_", [&]<class T>() {
+    const T v = value.to<T>();
+    cpu_kernel<T, T, bool>(iter, [=](T x, bool m) { return m ? v : x; });
+  });
+}
+
+}  // namespace glass::cpu

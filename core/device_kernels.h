@@ -1,0 +1,98 @@
+// core/device_kernels.h — the kernel contract: what a device backend must implement.
+//
+// Everything above this list is device-independent: argument checks, shapes, type
+// promotion, allocation (through the device's Allocator) and the TensorIterator that
+// turns any strided, broadcast operand set into 1-D runs. A backend (core/cpu/ now,
+// cuda/ later) fills in these entries and registers them for its DeviceType; every op
+// in core/ops/ then works on that device. Like tinygrad's list of primitives, it is
+// deliberately short; composite ops (mean, var, softmax's callers, matmul's batching,
+// cat) are built from it in core/ops/.
+//
+// Contract for every entry: arguments have been validated, outputs are allocated with
+// the right shape and dtype on this device, and iterator operands already have the
+// computation dtype (iter.common_dtype()) unless the entry says otherwise. A kernel
+// never allocates user-visible tensors and never throws for valid input.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "core/device.h"
+#include "core/scalar.h"
+#include "core/tensor.h"
+#include "core/tensor_iterator.h"
+
+namespace glass {
+
+// Elementwise functions of one input.
+enum class UnaryOp : uint8_t {
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sign,
+  LogicalNot,
+};
+const char* to_string(UnaryOp op);
+
+// Elementwise functions of two inputs. Comparisons and logical ops write Bool outputs.
+enum class BinaryOp : uint8_t {
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum,
+  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr,
+};
+const char* to_string(BinaryOp op);
+constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+// Reductions with an identity, accumulating into an output that starts at that identity.
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min };
+const char* to_string(ReduceOp op);
+
+struct DeviceKernels {
+  // iter: (out, in). out = in converted to out's dtype (operands keep their dtypes).
+  void (*copy)(TensorIterator& iter);
+  // dst and src on different devices (one of them this backend's), same shape. Null
+  // for the CPU backend; cuda/ fills it in for host<->device copies.
+  void (*cross_device_copy)(const Tensor& dst, const Tensor& src);
+  // iter: (out). Every element = value.
+  void (*fill)(TensorIterator& iter, const Scalar& value);
+  // iter: (out, in). out = op(in).
+  void (*unary)(TensorIterator& iter, UnaryOp op);
+  // iter: (out, a, b). out = a op b (out is Bool for comparisons and logical ops).
+  void (*binary)(TensorIterator& iter, BinaryOp op);
+  // iter: (out, in). out = min(max(in, lo), hi); a missing bound is not applied.
+  void (*clamp)(TensorIterator& iter, std::optional<Scalar> lo, std::optional<Scalar> hi);
+  // iter: (out, cond, a, b). cond is Bool (a const input). out = cond ? a : b.
+  void (*where)(TensorIterator& iter);
+  // iter: (self, mask) with self also the output, mask Bool. self = mask ? value : self.
+  void (*masked_fill)(TensorIterator& iter, const Scalar& value);
+  // iter: reduction (out, in), out pre-filled with the identity. out = out (op) in.
+  void (*reduce)(TensorIterator& iter, ReduceOp op);
+  // in: contiguous, viewed as (outer, n, inner); writes the max (or min) and its first
+  // index along n into values / indices (contiguous (outer, inner)). NaN wins, as in PyTorch.
+  void (*arg_reduce)(const Tensor& in, int64_t outer, int64_t n, int64_t inner, bool is_max,
+                     const Tensor& values, const Tensor& indices);
+  // in, out: contiguous, viewed as (outer, n, inner); softmax (or log_softmax) along n.
+  void (*softmax)(const Tensor& in, int64_t outer, int64_t n, int64_t inner, bool log,
+                  const Tensor& out);
+  // a: (B, M, K), b: (B, K, N), out: (B, M, N), any strides, one dtype.
+  // out = beta * out + alpha * a @ b  (beta == 0: out is not read).
+  void (*bmm)(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& beta,
+              const Scalar& alpha);
+  // iter: (out, src, idx_0 ... idx_{k-1}); src is restrided so the indexed dims have
+  // stride 0; out = src[+ sum_k idx_k * strides[k]] (strides in src elements).
+  // Index values were wrapped and checked by the caller. gather() uses it too.
+  void (*index)(TensorIterator& iter, IntArrayRef strides);
+  // iter: (dst_restrided, values, idx_0 ...): dst[+ sum idx*strides] = (or +=) values.
+  // Runs serially, so duplicate indices accumulate correctly. scatter_add() uses it too.
+  void (*index_put)(TensorIterator& iter, IntArrayRef strides, bool accumulate);
+  // Coordinates of the nonzero elements of self, as an (n, self.dim()) Long tensor.
+  Tensor (*nonzero)(const Tensor& self);
+  // Random fills from the global generator (random.h). self: contiguous floating.
+  void (*uniform)(const Tensor& self, double from, double to);
+  void (*normal)(const Tensor& self, double mean, double std);
+  // self: contiguous integral or floating; integers uniform in [low, high).
+  void (*random_int)(const Tensor& self, int64_t low, int64_t high);
+};
+
+// The registry, indexed by DeviceType. core/cpu/ registers the CPU entry statically.
+void register_device_kernels(DeviceType type, const DeviceKernels* kernels);
+// Throws a clear error when the device has no backend (e.g. CUDA in a CPU-only build).
+const DeviceKernels& kernels_for(Device device);
+
+}  // namespace glass

@@ -1,0 +1,72 @@
+// core/events.h — the publish/subscribe channel every layer reports through.
+//
+// Layers publish what happens (an op dispatched, a block allocated, a graph node
+// created, ...) and consumers — the viewer, the Graphviz export, a JSON trace writer,
+// tests — subscribe. No layer calls a consumer directly, which keeps the dependency
+// arrows pointing down. Invariant: when nobody subscribes, publishing costs one relaxed
+// atomic load (events::enabled()); callers check it before building an Event.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "core/device.h"
+
+namespace glass::events {
+
+enum class Kind : uint8_t {
+  OpDispatched,        // name = op, detail = dispatch key that handled it
+  KernelLaunched,      // name = kernel, device
+  Allocation,          // bytes, ptr, device; value = 1 when served from the cache
+  Free,                // bytes, ptr, device; value = 1 when kept in the cache
+  GraphNodeCreated,    // name = grad_fn name, ptr = node
+  BackwardNodeRun,     // name = grad_fn name, ptr = node
+  BucketReady,         // value = bucket index
+  CollectiveStep,      // name = collective, value = step
+  FusionGroupEmitted,  // name = kernel name, value = ops fused
+};
+
+const char* to_string(Kind k);
+
+struct Event {
+  Kind kind;
+  const char* name = "";    // static string: op, kernel or node name
+  const char* detail = "";  // static string: e.g. the dispatch key
+  Device device = Device(kCPU);
+  int64_t bytes = 0;
+  int64_t value = 0;
+  const void* ptr = nullptr;
+};
+
+using Callback = std::function<void(const Event&)>;
+
+// Returns a handle for unsubscribe(). Callbacks run synchronously on the publishing
+// thread; they must not throw (an exception is swallowed and counted in dropped()).
+int subscribe(Callback cb);
+void unsubscribe(int handle);
+
+namespace detail {
+extern std::atomic<int> g_num_subscribers;
+void publish_slow(const Event& e);
+}  // namespace detail
+
+inline bool enabled() { return detail::g_num_subscribers.load(std::memory_order_relaxed) > 0; }
+inline void publish(const Event& e) {
+  if (enabled()) detail::publish_slow(e);
+}
+int64_t dropped();
+
+// RAII subscription for tests and tools: unsubscribes when it goes out of scope.
+class Subscription {
+ public:
+  explicit Subscription(Callback cb) : handle_(subscribe(std::move(cb))) {}
+  ~Subscription() { unsubscribe(handle_); }
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+
+ private:
+  int handle_;
+};
+
+}  // namespace glass::events

@@ -1,0 +1,215 @@
+// core/ops/factories.cpp — making new tensors (see factories.h).
+#include "core/ops/factories.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/ops/pointwise.h"
+#include "core/shape.h"
+
+namespace glass {
+namespace {
+
+Tensor finish(Tensor t, const TensorOptions& options) {
+  if (options.requires_grad()) t.requires_grad_(true);
+  return t;
+}
+
+}  // namespace
+
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& options) {
+  GLASS_CHECK(size.size() == stride.size(), "empty_strided(): got ", size.size(), " sizes but ",
+              stride.size(), " strides");
+  checked_numel(size, "empty_strided");
+  for (size_t d = 0; d < stride.size(); ++d)
+    GLASS_CHECK(stride[d] >= 0, "empty_strided(): negative stride ", stride[d], " at dim ", d);
+  auto [lo, hi] = storage_extent(size, stride);
+  int64_t elems = hi - lo + 1;
+  ScalarType dt = options.dtype();
+  int64_t nbytes = 0;
+  GLASS_CHECK(!__builtin_mul_overflow(elems, static_cast<int64_t>(element_size(dt)), &nbytes),
+              "empty(): shape ", size, " needs more bytes than fit in int64 (size overflow)");
+  Storage storage = Storage::allocate(static_cast<size_t>(nbytes), options.device());
+  auto impl = std::make_shared<TensorImpl>(std::move(storage), dt, size.vec(), stride.vec(), 0);
+  return finish(Tensor(std::move(impl)), options);
+}
+
+Tensor empty(IntArrayRef size, const TensorOptions& options) {
+  checked_numel(size, "empty");
+  return empty_strided(size, contiguous_strides(size), options);
+}
+
+Tensor zeros(IntArrayRef size, const TensorOptions& options) {
+  Tensor t = empty(size, options.requires_grad(false));
+  t.zero_();
+  return finish(t, options);
+}
+
+Tensor ones(IntArrayRef size, const TensorOptions& options) {
+  // Unlike full(size, 1), ones() is floating unless a dtype is given (as in PyTorch).
+  return full(size, 1, options.dtype(options.dtype()));
+}
+
+Tensor full(IntArrayRef size, const Scalar& value, const TensorOptions& options) {
+  // full(size, 2) is Long and full(size, 2.5) is Float, as in PyTorch.
+  TensorOptions o = options.has_dtype() ? options
+                    : options.dtype(value.is_floating_point() ? get_default_dtype() : value.type());
+  Tensor t = empty(size, o.requires_grad(false));
+  t.fill_(value);
+  return finish(t, o);
+}
+
+Tensor empty_like(const Tensor& t, const TensorOptions& options) { return empty(t.sizes(), options); }
+Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.options()); }
+Tensor zeros_like(const Tensor& t, const TensorOptions& options) { return zeros(t.sizes(), options); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options()); }
+Tensor ones_like(const Tensor& t, const TensorOptions& options) { return ones(t.sizes(), options); }
+Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.options()); }
+Tensor full_like(const Tensor& t, const Scalar& v) { return full(t.sizes(), v, t.options()); }
+
+Tensor arange(const Scalar& end, const TensorOptions& options) { return arange(0, end, 1, options); }
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options) {
+  return arange(start, end, 1, options);
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options) {
+  bool all_int = !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
+  TensorOptions o = options.has_dtype() ? options : options.dtype(all_int ? kInt64 : get_default_dtype());
+  double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
+  GLASS_CHECK(st != 0, "arange(): step must be nonzero");
+  GLASS_CHECK(std::isfinite(s) && std::isfinite(e), "arange(): unsupported range: ", s, " -> ", e);
+  GLASS_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange(): upper bound and larger bound "
+              "inconsistent with step sign (start ", s, ", end ", e, ", step ", st, ")");
+  int64_t n = all_int ? (end.toLong() - start.toLong() + step.toLong() - (step.toLong() > 0 ? 1 : -1)) /
+                            step.toLong()
+                      : static_cast<int64_t>(std::ceil((e - s) / st));
+  Tensor cpu = empty({n}, TensorOptions(kFloat64));
+  double* p = cpu.data_ptr<double>();
+  for (int64_t i = 0; i < n; ++i) p[i] = s + static_cast<double>(i) * st;
+  if (all_int && o.dtype() == kInt64) {  // exact for large integers
+    Tensor li = empty({n}, TensorOptions(kInt64));
+    int64_t* q = li.data_ptr<int64_t>();
+    for (int64_t i = 0; i < n; ++i) q[i] = start.toLong() + i * step.toLong();
+    cpu = li;
+  }
+  return finish(cpu.to(o.requires_grad(false)), o);
+}
+
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& options) {
+  GLASS_CHECK(steps >= 0, "linspace(): number of steps must be non-negative, got ", steps);
+  Tensor cpu = empty({steps}, TensorOptions(kFloat64));
+  double* p = cpu.data_ptr<double>();
+  double s = start.toDouble(), e = end.toDouble();
+  double step = steps > 1 ? (e - s) / static_cast<double>(steps - 1) : 0.0;
+  // PyTorch fills the second half from the end, so the last element is exactly `end`.
+  int64_t half = steps / 2;
+  for (int64_t i = 0; i < steps; ++i)
+    p[i] = i < half ? s + step * static_cast<double>(i) : e - step * static_cast<double>(steps - 1 - i);
+  return finish(cpu.to(options.requires_grad(false)), options);
+}
+
+Tensor eye(int64_t n, const TensorOptions& options) { return eye(n, n, options); }
+
+Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
+  GLASS_CHECK(n >= 0 && m >= 0, "eye(): n and m must be non-negative, got n=", n, ", m=", m);
+  Tensor t = zeros({n, m}, options.requires_grad(false));
+  t.diagonal().fill_(1);
+  return finish(t, options);
+}
+
+Tensor scalar_tensor(const Scalar& s, const TensorOptions& options) {
+  TensorOptions o = options.has_dtype() ? options
+                    : options.dtype(s.is_floating_point() ? get_default_dtype() : s.type());
+  Tensor t = empty({}, o.requires_grad(false));
+  t.fill_(s);
+  return finish(t, o);
+}
+
+Tensor wrapped_scalar_tensor(const Scalar& s) {
+  // Kept in double / int64 / bool so no precision is lost before promotion decides.
+  Tensor t = empty({}, TensorOptions(s.type()));
+  dispatch_dtype(s.type(), "wrapped_scalar_tensor", [&]<class T>() { *t.data_ptr<T>() = s.to<T>(); });
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;  // a CPU scalar joins ops on any device (see TensorIterator)
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
+  GLASS_CHECK(data != nullptr || checked_numel(sizes, "from_blob") == 0,
+              "from_blob(): data pointer is null");
+  GLASS_CHECK(sizes.size() == strides.size(), "from_blob(): got ", sizes.size(), " sizes but ",
+              strides.size(), " strides");
+  auto [lo, hi] = storage_extent(sizes, strides);
+  GLASS_CHECK(lo >= 0, "from_blob(): negative strides are not supported");
+  size_t nbytes = static_cast<size_t>(hi + 1) * element_size(options.dtype());
+  auto impl = std::make_shared<StorageImpl>(data, nbytes, options.device(), nullptr);
+  auto t = std::make_shared<TensorImpl>(Storage(std::move(impl)), options.dtype(), sizes.vec(),
+                                        strides.vec(), 0);
+  return finish(Tensor(std::move(t)), options);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options) {
+  checked_numel(sizes, "from_blob");
+  return from_blob(data, sizes, contiguous_strides(sizes), options);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
+                 const TensorOptions& options) {
+  Tensor t = from_blob(data, sizes, options);
+  auto impl = std::make_shared<StorageImpl>(data, t.storage().nbytes(), options.device(), std::move(deleter));
+  return Tensor(std::make_shared<TensorImpl>(Storage(std::move(impl)), t.dtype(), t.sizes().vec(),
+                                             t.strides().vec(), 0));
+}
+
+// ---- nested lists -----------------------------------------------------------------
+
+namespace {
+
+// Walks the nested list once to find its shape and the promoted dtype of its leaves.
+void infer_shape(const NestedList& l, size_t depth, Shape& shape, ScalarType& dtype,
+                 const std::string& where) {
+  if (l.is_leaf()) {
+    ScalarType t = l.value().is_floating_point() ? get_default_dtype() : l.value().type();
+    dtype = promote_types(dtype, t);
+    return;
+  }
+  int64_t n = static_cast<int64_t>(l.children().size());
+  if (depth == shape.size()) shape.resize(depth + 1, n);
+  GLASS_CHECK(shape[depth] == n, "tensor(): ragged nested list: expected a list of ", shape[depth],
+              " elements at ", where, " (like its first sibling), got ", n);
+  for (int64_t i = 0; i < n; ++i)
+    infer_shape(l.children()[i], depth + 1, shape, dtype, where + "[" + std::to_string(i) + "]");
+}
+
+void flatten_into(const NestedList& l, size_t depth, size_t ndim, std::vector<Scalar>& out,
+                  const std::string& where) {
+  if (l.is_leaf()) {
+    GLASS_CHECK(depth == ndim, "tensor(): ragged nested list: a number at ", where,
+                " where a list was expected");
+    out.push_back(l.value());
+    return;
+  }
+  GLASS_CHECK(depth < ndim, "tensor(): ragged nested list: a list at ", where,
+              " where a number was expected");
+  for (size_t i = 0; i < l.children().size(); ++i)
+    flatten_into(l.children()[i], depth + 1, ndim, out, where + "[" + std::to_string(i) + "]");
+}
+
+}  // namespace
+
+Tensor tensor(const NestedList& data, const TensorOptions& options) {
+  Shape shape;
+  ScalarType dt = ScalarType::Undefined;
+  infer_shape(data, 0, shape, dt, "data");
+  std::vector<Scalar> flat;
+  flatten_into(data, 0, shape.size(), flat, "data");
+  if (dt == ScalarType::Undefined) dt = get_default_dtype();  // tensor({}) is an empty Float
+  ScalarType out = options.has_dtype() ? options.dtype() : dt;
+  Tensor t = empty(shape, TensorOptions(out));
+  dispatch_dtype(out, "tensor", [&]<class T>() {
+    T* p = t.data_ptr<T>();
+    for (size_t i = 0; i < flat.size(); ++i) p[i] = flat[i].to<T>();
+  });
+  return finish(t.to(options.device()), options);
+}
+
+}  // namespace glass

@@ -1,0 +1,64 @@
+// core/storage.h — the bytes behind every tensor.
+//
+// A Storage owns one allocation on one device and never moves or resizes it. Tensors
+// are views: (sizes, strides, offset) over a Storage, so two tensors alias exactly when
+// they share a StorageImpl. Storage is a cheap refcounted handle; the bytes are freed
+// (returned to their Allocator, or to a from_blob deleter) when the last handle goes.
+//
+// Note [Version Counter Sharing]
+// The version counter lives here, not on the tensor: an in-place write through any view
+// changes what every other view of the same bytes sees, so all of them must observe the
+// bump. Autograd records the version when it saves a tensor for backward and refuses to
+// use it if the number has moved since.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "core/allocator.h"
+#include "core/device.h"
+
+namespace glass {
+
+struct StorageImpl {
+  StorageImpl(size_t nbytes, Allocator* allocator);
+  // Wraps memory the caller owns (from_blob); `deleter` (may be empty) runs at release.
+  StorageImpl(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter);
+  ~StorageImpl();
+  StorageImpl(const StorageImpl&) = delete;
+  StorageImpl& operator=(const StorageImpl&) = delete;
+
+  void* data;
+  size_t nbytes;
+  Device device;
+  Allocator* allocator;                  // null for from_blob memory
+  std::function<void(void*)> deleter;    // only for from_blob memory
+  std::atomic<uint32_t> version{0};      // Note [Version Counter Sharing]
+};
+
+class Storage {
+ public:
+  Storage() = default;
+  explicit Storage(std::shared_ptr<StorageImpl> impl) : impl_(std::move(impl)) {}
+  static Storage allocate(size_t nbytes, Device device);
+
+  bool defined() const { return impl_ != nullptr; }
+  void* data() const { return impl_->data; }
+  size_t nbytes() const { return impl_->nbytes; }
+  Device device() const { return impl_->device; }
+  uint32_t version() const { return impl_->version.load(std::memory_order_relaxed); }
+  void bump_version() const { impl_->version.fetch_add(1, std::memory_order_relaxed); }
+  long use_count() const { return impl_.use_count(); }
+  // Identity: true when both handles own the same allocation.
+  bool is_alias_of(const Storage& other) const { return impl_ == other.impl_; }
+  bool operator==(const Storage& other) const { return impl_ == other.impl_; }
+  const StorageImpl* unsafe_impl() const { return impl_.get(); }
+
+ private:
+  std::shared_ptr<StorageImpl> impl_;
+};
+
+}  // namespace glass

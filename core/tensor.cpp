@@ -1,0 +1,40 @@
+// core/tensor.cpp — the Tensor methods that are not ops: item, requires_grad_, names.
+#include "core/tensor.h"
+
+#include <sstream>
+
+namespace glass {
+
+Scalar Tensor::item() const {
+  GLASS_CHECK(numel() == 1, "item(): a Tensor with ", numel(), " elements cannot be converted to a "
+              "Scalar (shape ", sizes(), "); item() needs exactly one element");
+  Tensor c = is_cpu() ? *this : to(Device(kCPU));
+  return dispatch_dtype(dtype(), "item", [&]<class T>() -> Scalar {
+    return Scalar(*static_cast<const T*>(c.data_ptr()));
+  });
+}
+
+Tensor& Tensor::requires_grad_(bool requires_grad) {
+  GLASS_CHECK(!requires_grad || is_floating_point(), "requires_grad_(): only Tensors of floating point "
+              "dtype can require gradients, got ", to_string(dtype()),
+              " (convert with .to(glass::kFloat) first)");
+  checked_impl()->set_requires_grad(requires_grad);
+  return *this;
+}
+
+std::string Tensor::toString() const {
+  if (!defined()) return "UndefinedType";
+  std::ostringstream s;
+  s << (is_cpu() ? "CPU" : "CUDA") << to_string(dtype()) << "Type{";
+  for (int64_t d = 0; d < dim(); ++d) s << (d ? "," : "") << size(d);
+  s << "}";
+  return s.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Scalar& s) {
+  if (s.is_floating_point()) return os << s.toDouble();
+  if (s.is_boolean()) return os << (s.toBool() ? "true" : "false");
+  return os << s.toLong();
+}
+
+}  // namespace glass

@@ -1,0 +1,32 @@
+// core/tensor_impl.cpp — metadata bookkeeping for TensorImpl.
+#include "core/tensor_impl.h"
+
+namespace glass {
+
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Shape sizes, Shape strides,
+                       int64_t storage_offset)
+    : storage_(std::move(storage)), dtype_(dtype) {
+  set_sizes_and_strides(std::move(sizes), std::move(strides), storage_offset);
+}
+
+void TensorImpl::set_sizes_and_strides(Shape sizes, Shape strides, int64_t storage_offset) {
+  GLASS_INTERNAL_ASSERT(sizes.size() == strides.size(), "sizes and strides differ in length");
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+  storage_offset_ = storage_offset;
+  numel_ = 1;
+  for (int64_t s : sizes_) numel_ *= s;
+  is_contiguous_ = is_contiguous_layout(sizes_, strides_);
+}
+
+int64_t TensorImpl::size(int64_t d) const {
+  GLASS_CHECK(dim() > 0, "size(): dimension specified as ", d, " but tensor has no dimensions");
+  return sizes_[wrap_dim(d, dim(), "size")];
+}
+
+int64_t TensorImpl::stride(int64_t d) const {
+  GLASS_CHECK(dim() > 0, "stride(): dimension specified as ", d, " but tensor has no dimensions");
+  return strides_[wrap_dim(d, dim(), "stride")];
+}
+
+}  // namespace glass

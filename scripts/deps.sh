@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# scripts/deps.sh — installs the Debian packages glasstorch needs, if any are missing.
+#
+# As root it runs apt-get itself; otherwise it prints the exact command to run with sudo
+# and fails, so nothing half-configured follows. Sourced by run.sh and test.sh.
+set -euo pipefail
+
+GLASS_PACKAGES=(
+  cmake ninja-build g++ pkg-config  # toolchain
+  libgtest-dev                      # tests (GoogleTest)
+  libbenchmark-dev                  # bench/ (Google Benchmark)
+  libopenblas-dev                   # bench/ reference for matmul only
+)
+
+glass_install_deps() {
+  local missing=()
+  for p in "${GLASS_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  echo "glasstorch: missing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  else
+    echo "Run this, then try again:"
+    echo "  sudo apt-get install -y ${missing[*]}"
+    exit 1
+  fi
+}
+
+glass_jobs() { nproc 2>/dev/null || echo 2; }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# scripts/test.sh — install what is missing, build everything, run the whole test suite.
+#
+# Two builds: Release (every test, the lessons' output checks and the install/consumer
+# test), then the core tests again under AddressSanitizer + UndefinedBehaviorSanitizer
+# with the CPU caching allocator off, so freed memory really is freed.
+# Usage: bash scripts/test.sh   (.ci/run calls exactly this)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/deps.sh"
+glass_install_deps
+jobs="$(glass_jobs)"
+
+build="${GLASS_BUILD_DIR:-$root/build}"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGLASS_WERROR=ON
+cmake --build "$build" -j "$jobs"
+ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 600
+
+asan="${GLASS_ASAN_BUILD_DIR:-$root/build-asan}"
+cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLASS_SANITIZE=ON \
+  -DGLASS_BUILD_BENCH=OFF -DGLASS_BUILD_LESSONS=OFF -DGLASS_WERROR=ON
+cmake --build "$asan" -j "$jobs" --target core_tests
+GLASS_CPU_CACHING=0 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir "$asan" -j "$jobs" -L core --output-on-failure --timeout 900

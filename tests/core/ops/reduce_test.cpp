@@ -1,0 +1,110 @@
+// tests/core/ops/reduce_test.cpp — reductions against hand-worked and NumPy values.
+#include "core/ops/reduce.h"
+
+#include <cmath>
+
+#include "../test_util.h"
+
+namespace glass {
+namespace {
+
+using testing::close;
+
+// x = [[1, 2, 3], [4, 5, 6]]
+Tensor x23() { return tensor({{1., 2., 3.}, {4., 5., 6.}}, kFloat64); }
+
+TEST(Reduce, SumMeanProdOverDims) {
+  Tensor x = x23();
+  EXPECT_TRUE(close(x.sum(), {21}));
+  EXPECT_TRUE(close(x.sum(0), {5, 7, 9}));
+  EXPECT_TRUE(close(x.sum(-1), {6, 15}));
+  EXPECT_EQ(x.sum(1, true).sizes(), (Shape{2, 1}));
+  EXPECT_TRUE(close(x.sum({0, 1}), {21}));
+  EXPECT_TRUE(close(x.mean(0), {2.5, 3.5, 4.5}));
+  EXPECT_TRUE(close(x.mean(), {3.5}));
+  EXPECT_TRUE(close(x.prod(), {720}));
+  EXPECT_TRUE(close(x.prod(1), {6, 120}));
+  EXPECT_EQ(tensor({1, 2}).sum().dtype(), kInt64);
+  EXPECT_EQ(tensor({true, true}).sum().item<int64_t>(), 2);  // bools sum as Long
+  EXPECT_EQ(tensor({1, 2}, kInt32).sum().dtype(), kInt64);
+  EXPECT_EQ(x.sum(kFloat32).dtype(), kFloat32);
+}
+
+TEST(Reduce, MaxMinArgAndNaN) {
+  Tensor x = tensor({{1., 7., 3.}, {9., 5., 9.}});
+  auto [v, i] = x.max(1);
+  EXPECT_TRUE(close(v, {7, 9}));
+  EXPECT_TRUE(close(i, {1, 0}));  // the first of equal maxima, as PyTorch
+  auto [mv, mi] = x.min(0, true);
+  EXPECT_EQ(mv.sizes(), (Shape{1, 3}));
+  EXPECT_TRUE(close(mi, {0, 1, 0}));
+  EXPECT_EQ(x.max().item<float>(), 9.0f);
+  EXPECT_EQ(x.argmax().item<int64_t>(), 3);
+  EXPECT_EQ(x.argmin().item<int64_t>(), 0);
+  EXPECT_TRUE(close(x.amax(0), {9, 7, 9}));
+  EXPECT_TRUE(close(x.amin({0, 1}), {1}));
+  Tensor n = tensor({1.0, std::nan(""), 3.0});
+  EXPECT_TRUE(std::isnan(n.max().item<float>()));
+  EXPECT_EQ(n.argmax().item<int64_t>(), 1);
+}
+
+TEST(Reduce, VarStdAgainstNumPy) {
+  Tensor x = x23();
+  // numpy.var(x, ddof=1) = 3.5; numpy.var(x, axis=0, ddof=1) = [4.5, 4.5, 4.5]
+  EXPECT_TRUE(close(x.var(), {3.5}));
+  EXPECT_TRUE(close(x.var(0), {4.5, 4.5, 4.5}));
+  EXPECT_TRUE(close(x.var(1, false), {2.0 / 3, 2.0 / 3}));
+  EXPECT_TRUE(close(x.std(), {std::sqrt(3.5)}));
+  EXPECT_TRUE(close(x.std({1}, true, true), {1, 1}));
+  EXPECT_GLASS_ERROR(tensor({1, 2}).mean(), "mean()", "Long");
+}
+
+TEST(Reduce, LogSumExpAndNormAreStable) {
+  Tensor x = tensor({1000., 1000.}, kFloat64);
+  EXPECT_TRUE(close(x.logsumexp(0), {1000 + std::log(2.0)}));  // no overflow
+  Tensor neg_inf = tensor({-INFINITY, -INFINITY}, kFloat64);
+  EXPECT_EQ(neg_inf.logsumexp(0).item<double>(), -INFINITY);
+  Tensor v = tensor({3., -4.}, kFloat64);
+  EXPECT_TRUE(close(v.norm(), {5}));
+  EXPECT_TRUE(close(v.norm(1), {7}));
+  EXPECT_TRUE(close(v.norm(INFINITY), {4}));
+  EXPECT_TRUE(close(v.norm(3), {std::cbrt(27.0 + 64.0)}));
+  EXPECT_TRUE(close(x23().norm(2, {1}), {std::sqrt(14.0), std::sqrt(77.0)}));
+}
+
+TEST(Reduce, SoftmaxIsStableAndSumsToOne) {
+  Tensor x = tensor({{1., 2., 3.}, {1000., 1000., 1000.}}, kFloat64);
+  Tensor s = x.softmax(1);
+  double e1 = std::exp(1.0), e2 = std::exp(2.0), e3 = std::exp(3.0), z = e1 + e2 + e3;
+  EXPECT_TRUE(close(s, {e1 / z, e2 / z, e3 / z, 1.0 / 3, 1.0 / 3, 1.0 / 3}));
+  EXPECT_TRUE(close(x.log_softmax(1), {1 - std::log(z), 2 - std::log(z), 3 - std::log(z),
+                                       -std::log(3.0), -std::log(3.0), -std::log(3.0)}));
+  Tensor col = x.softmax(0);  // along dim 0: inner stride 3
+  EXPECT_TRUE(close(col.sum(0), {1, 1, 1}));
+  EXPECT_GLASS_ERROR(tensor({1, 2}).softmax(0), "softmax()", "floating-point");
+}
+
+TEST(Reduce, EmptyTensorsFollowPyTorch) {
+  Tensor e = zeros({0, 3});
+  EXPECT_EQ(e.sum().item<float>(), 0.0f);
+  EXPECT_TRUE(std::isnan(e.mean().item<float>()));
+  EXPECT_EQ(e.prod().item<float>(), 1.0f);
+  EXPECT_TRUE(close(e.sum(0), {0, 0, 0}));
+  EXPECT_EQ(e.sum(1).sizes(), (Shape{0}));
+  EXPECT_GLASS_ERROR(e.max(), "max()", "numel() == 0", "'dim' argument");
+  EXPECT_GLASS_ERROR(e.amax(0), "amax()", "reduction dim 0", "non-zero size");
+  EXPECT_EQ(e.amax(1).sizes(), (Shape{0}));
+  EXPECT_GLASS_ERROR(x23().sum({0, 0}), "appears multiple times");
+  EXPECT_GLASS_ERROR(x23().sum(2), "dimension out of range", "[-2, 1]");
+}
+
+TEST(Reduce, LargeSumsAreAccurateAndThreaded) {
+  Tensor big = ones({1 << 22});  // 4M floats: float accumulation would stall at 2^24
+  EXPECT_EQ(big.sum().item<float>(), static_cast<float>(1 << 22));
+  Tensor r = arange(1 << 20, kFloat64);
+  double n = 1 << 20;
+  EXPECT_EQ(r.sum().item<double>(), n * (n - 1) / 2);
+}
+
+}  // namespace
+}  // namespace glass

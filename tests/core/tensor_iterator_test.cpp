@@ -1,0 +1,69 @@
+// tests/core/tensor_iterator_test.cpp — broadcasting strides, dim reordering, coalescing.
+#include "core/tensor_iterator.h"
+
+#include "test_util.h"
+
+namespace glass {
+namespace {
+
+TEST(TensorIterator, ContiguousOperandsCoalesceToOneFlatRun) {
+  Tensor a = zeros({2, 3, 4}), b = zeros({2, 3, 4});
+  TensorIterator it = TensorIteratorConfig("t").add_output(Tensor()).add_input(a).add_input(b).build();
+  EXPECT_EQ(it.ndim(), 1);
+  EXPECT_EQ(it.shape(), (std::vector<int64_t>{24}));
+  EXPECT_TRUE(it.is_contiguous());
+  EXPECT_EQ(it.output().sizes(), (Shape{2, 3, 4}));
+}
+
+TEST(TensorIterator, BroadcastOperandsGetStrideZero) {
+  Tensor a = zeros({3, 4}), row = zeros({4}), col = zeros({3, 1});
+  TensorIterator it =
+      TensorIteratorConfig("t").add_output(Tensor()).add_input(a).add_input(row).add_input(col).build();
+  // Dim 0 of the iterator is the innermost (size 4), dim 1 the outer (size 3).
+  EXPECT_EQ(it.shape(), (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(it.strides(1), (std::vector<int64_t>{4, 16}));  // a: bytes
+  EXPECT_EQ(it.strides(2), (std::vector<int64_t>{4, 0}));   // row repeats along dim 0 of [3, 4]
+  EXPECT_EQ(it.strides(3), (std::vector<int64_t>{0, 4}));   // col repeats along dim 1
+  EXPECT_FALSE(it.is_contiguous());
+}
+
+TEST(TensorIterator, TransposedInputsAreWalkedInMemoryOrder) {
+  Tensor a = zeros({4, 3}).t();  // sizes [3, 4], strides [1, 3]
+  TensorIterator it = TensorIteratorConfig("t").add_output(Tensor()).add_input(a).build();
+  // Memory order is a flat run; the output is allocated in the same layout (as PyTorch).
+  EXPECT_EQ(it.ndim(), 1);
+  EXPECT_EQ(it.output().strides(), (Shape{1, 3}));
+}
+
+TEST(TensorIterator, ForEachVisitsEveryElementOnceAcrossThreads) {
+  Tensor out = zeros({300, 301}, kInt64);
+  TensorIterator it = TensorIteratorConfig("t").add_output(out.t()).build();
+  it.for_each([](char** data, const int64_t* strides, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) *reinterpret_cast<int64_t*>(data[0] + i * strides[0]) += 1;
+  }, 1000);
+  EXPECT_EQ(out.sum().item<int64_t>(), 300 * 301);
+  EXPECT_EQ(out.max().item<int64_t>(), 1);
+}
+
+TEST(TensorIterator, OutputShapeAndDtypeAreChecked) {
+  Tensor out = zeros({3});
+  EXPECT_GLASS_ERROR(TensorIteratorConfig("add").add_output(out).add_input(zeros({2, 3})).build(),
+                     "add()", "output with shape [3]", "broadcast shape [2, 3]");
+  Tensor iout = zeros({3}, kInt64);
+  EXPECT_GLASS_ERROR(TensorIteratorConfig("mul").add_output(iout).add_input(zeros({3})).build(),
+                     "result type Float can't be cast to the desired output type Long");
+}
+
+TEST(TensorIterator, ZeroDimAndEmptyTensors) {
+  TensorIterator s = TensorIteratorConfig("t").add_output(Tensor()).add_input(scalar_tensor(2.0)).build();
+  EXPECT_EQ(s.numel(), 1);
+  EXPECT_EQ(s.output().dim(), 0);
+  TensorIterator e = TensorIteratorConfig("t").add_output(Tensor()).add_input(zeros({0, 3})).build();
+  EXPECT_EQ(e.numel(), 0);
+  int runs = 0;
+  e.for_each([&](char**, const int64_t*, int64_t) { ++runs; });
+  EXPECT_EQ(runs, 0);
+}
+
+}  // namespace
+}  // namespace glass
