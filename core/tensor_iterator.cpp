@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/ops/factories.h"
+#include "core/ops/pointwise.h"
 #include "core/parallel.h"
 #include "core/shape.h"
 #include "core/type_promotion.h"
@@ -330,7 +331,7 @@ void TensorIterator::for_each(const Loop& loop, int64_t grain) const {
 void TensorIterator::cast_outputs() {
   for (int k = 0; k < noutputs_; ++k) {
     Operand& op = ops_[k];
-    if (op.original.defined()) op.original.copy_(op.tensor);
+    if (op.original.defined()) detail::copy_into(op.original, op.tensor);  // the op bumps once
   }
 }
 

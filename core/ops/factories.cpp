@@ -41,7 +41,7 @@ Tensor empty(IntArrayRef size, const TensorOptions& options) {
 
 Tensor zeros(IntArrayRef size, const TensorOptions& options) {
   Tensor t = empty(size, options.requires_grad(false));
-  t.zero_();
+  detail::fill_into(t, 0);
   return finish(t, options);
 }
 
@@ -55,7 +55,7 @@ Tensor full(IntArrayRef size, const Scalar& value, const TensorOptions& options)
   TensorOptions o = options.has_dtype() ? options
                     : options.dtype(value.is_floating_point() ? get_default_dtype() : value.type());
   Tensor t = empty(size, o.requires_grad(false));
-  t.fill_(value);
+  detail::fill_into(t, value);
   return finish(t, o);
 }
 
@@ -113,7 +113,7 @@ Tensor eye(int64_t n, const TensorOptions& options) { return eye(n, n, options);
 Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
   GLASS_CHECK(n >= 0 && m >= 0, "eye(): n and m must be non-negative, got n=", n, ", m=", m);
   Tensor t = zeros({n, m}, options.requires_grad(false));
-  t.diagonal().fill_(1);
+  detail::fill_into(t.diagonal(), 1);
   return finish(t, options);
 }
 
@@ -121,7 +121,7 @@ Tensor scalar_tensor(const Scalar& s, const TensorOptions& options) {
   TensorOptions o = options.has_dtype() ? options
                     : options.dtype(s.is_floating_point() ? get_default_dtype() : s.type());
   Tensor t = empty({}, o.requires_grad(false));
-  t.fill_(s);
+  detail::fill_into(t, s);
   return finish(t, o);
 }
 

@@ -49,6 +49,10 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const Tenso
 Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
                  const TensorOptions& options = {});
 
+namespace detail {
+void copy_into(const Tensor& dst, const Tensor& src);  // pointwise.h: no version bump
+}  // namespace detail
+
 // ---- glass::tensor({...}) from nested braced lists -------------------------------------
 //
 // glass::tensor({{1., 2.}, {3., 4.}}) is a 2x2 tensor. As in PyTorch, floating literals
@@ -82,7 +86,7 @@ Tensor tensor(const std::vector<T>& values, const TensorOptions& options = {}) {
                    options.has_dtype() ? options : options.dtype(scalar_type_of<T>));
   Tensor src = from_blob(const_cast<T*>(values.data()), {static_cast<int64_t>(values.size())},
                          TensorOptions(scalar_type_of<T>));
-  t.copy_(src);
+  detail::copy_into(t, src);
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }

@@ -2,6 +2,7 @@
 #include "core/ops/join.h"
 
 #include "core/ops/factories.h"
+#include "core/ops/pointwise.h"
 #include "core/ops/views.h"
 #include "core/shape.h"
 #include "core/type_promotion.h"
@@ -44,7 +45,7 @@ Tensor cat_native(TensorList tensors, int64_t dim) {
   for (const Tensor& t : tensors) {
     if (is_legacy_empty(t) && &t != ref) continue;
     int64_t n = t.size(d);
-    out.narrow(d, offset, n).copy_(t);
+    detail::copy_into(out.narrow(d, offset, n), t);
     offset += n;
   }
   return out;

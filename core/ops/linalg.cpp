@@ -3,6 +3,7 @@
 
 #include "core/device_kernels.h"
 #include "core/ops/factories.h"
+#include "core/ops/pointwise.h"
 #include "core/ops/views.h"
 #include "core/shape.h"
 
@@ -64,7 +65,7 @@ Tensor addmm_native(const Tensor& self, const Tensor& m1, const Tensor& m2, cons
   GLASS_CHECK(is_expandable_to(self.sizes(), mn), "addmm(): self of shape ", self.sizes(), " cannot be broadcast to the product's shape ",
               IntArrayRef(mn));
   Tensor out = empty(mn, m1.options());
-  if (beta.toDouble() != 0) out.copy_(self.expand(mn));
+  if (beta.toDouble() != 0) detail::copy_into(out, self.expand(mn));
   kernels_for(m1.device()).bmm(m1.unsqueeze(0), m2.unsqueeze(0), out.unsqueeze(0), beta, alpha);
   return out;
 }

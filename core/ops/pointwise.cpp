@@ -190,10 +190,15 @@ Tensor& masked_fill_native(Tensor& self, const Tensor& mask, const Scalar& value
   return self;
 }
 
-Tensor& copy_native(Tensor& self, const Tensor& src) {
+}  // namespace
+
+// Fills a freshly made tensor without counting it as an in-place write: a new tensor
+// starts at version 0, as in PyTorch (factories, clone and to() use these).
+void detail::copy_into(const Tensor& dst, const Tensor& src) {
+  Tensor self = dst;
   check_defined(self, "copy_", "self");
   check_defined(src, "copy_", "src");
-  if (self.is_same(src)) return self;
+  if (self.is_same(src)) return;
   GLASS_CHECK(is_expandable_to(src.sizes(), self.sizes()), "copy_(): the source of shape ", src.sizes(),
               " cannot be broadcast to the destination shape ", self.sizes());
   Tensor s = src;
@@ -202,8 +207,7 @@ Tensor& copy_native(Tensor& self, const Tensor& src) {
     GLASS_CHECK(k.cross_device_copy != nullptr, "copy_(): copying from ", src.device(), " to ",
                 self.device(), " is not supported by this build");
     k.cross_device_copy(self, s.expand(self.sizes()));
-    bump(self);
-    return self;
+    return;
   }
   // An overlapping source (x.copy_(x.t())) is read in full before anything is written.
   if (s.is_alias_of(self)) s = ops::clone(s);
@@ -212,16 +216,26 @@ Tensor& copy_native(Tensor& self, const Tensor& src) {
       .declare_static_common_dtype(self.dtype());
   TensorIterator iter = cfg.build();
   kernels_for(iter.device()).copy(iter);
-  bump(self);
-  return self;
 }
 
-Tensor& fill_native(Tensor& self, const Scalar& value) {
+void detail::fill_into(const Tensor& self, const Scalar& value) {
   check_defined(self, "fill_", "self");
   TensorIteratorConfig cfg("fill_");
   cfg.add_output(self).declare_static_common_dtype(self.dtype());
   TensorIterator iter = cfg.build();
   kernels_for(iter.device()).fill(iter, value);
+}
+
+namespace {
+
+Tensor& copy_native(Tensor& self, const Tensor& src) {
+  detail::copy_into(self, src);
+  if (!self.is_same(src)) bump(self);
+  return self;
+}
+
+Tensor& fill_native(Tensor& self, const Scalar& value) {
+  detail::fill_into(self, value);
   bump(self);
   return self;
 }
@@ -229,7 +243,7 @@ Tensor& fill_native(Tensor& self, const Scalar& value) {
 Tensor to_copy_native(const Tensor& self, ScalarType dtype, Device device) {
   check_defined(self, "to", "self");
   Tensor out = empty(self.sizes(), TensorOptions(dtype).device(device));
-  out.copy_(self);
+  detail::copy_into(out, self);
   return out;
 }
 

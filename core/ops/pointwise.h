@@ -74,6 +74,13 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 // A copy of `self` with a new dtype and/or device (always copies).
 Tensor to_copy(const Tensor& self, ScalarType dtype, Device device);
 
+namespace detail {
+// Initialise a tensor that was just allocated: like copy_ / fill_ but outside the
+// dispatcher and without a version bump (a new tensor starts at version 0).
+void copy_into(const Tensor& dst, const Tensor& src);
+void fill_into(const Tensor& dst, const Scalar& value);
+}  // namespace detail
+
 namespace ops {
 extern Op<Tensor(UnaryOp, const Tensor&)> unary;
 extern Op<Tensor&(UnaryOp, Tensor&)> unary_;

@@ -7,6 +7,7 @@
 
 #include "core/device_kernels.h"
 #include "core/ops/factories.h"
+#include "core/ops/pointwise.h"
 
 namespace glass {
 namespace {
@@ -34,7 +35,7 @@ Tensor& fill_random(Tensor& self, F&& fill) {
   } else {
     Tensor tmp = empty(self.sizes(), self.options());
     fill(tmp);
-    self.copy_(tmp);
+    detail::copy_into(self, tmp);
   }
   self.unsafeGetTensorImpl()->bump_version();
   return self;

@@ -79,7 +79,7 @@ Tensor reduce_native(ReduceOp op, const Tensor& x, IntArrayRef dim, bool keepdim
     out_dtype = dtype.value_or(is_integral_type(x.dtype(), true) ? kInt64 : x.dtype());
   }
   Tensor out = empty(keepdim_shape(x, mask), TensorOptions(out_dtype).device(x.device()));
-  out.fill_(identity(op, out_dtype));
+  detail::fill_into(out, identity(op, out_dtype));
   TensorIteratorConfig cfg(name);
   cfg.add_output(out).add_input(x).is_reduction(true).declare_static_common_dtype(out_dtype);
   TensorIterator iter = cfg.build();

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/ops/factories.h"
+#include "core/ops/pointwise.h"
 #include "core/shape.h"
 
 namespace glass {
@@ -219,7 +220,7 @@ Tensor alias_native(const Tensor& self) {
 Tensor clone_native(const Tensor& self) {
   check_defined(self, "clone");
   Tensor out = empty(self.sizes(), self.options());
-  out.copy_(self);
+  detail::copy_into(out, self);
   return out;
 }
 

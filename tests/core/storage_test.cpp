@@ -40,3 +40,22 @@ TEST(Storage, FromBlobDeleterRunsWhenTheLastViewDies) {
 
 }  // namespace
 }  // namespace glass
+
+namespace glass {
+namespace {
+
+// PyTorch: a freshly made tensor is at version 0; each in-place write adds one.
+TEST(Storage, FreshTensorsStartAtVersionZero) {
+  EXPECT_EQ(zeros({3})._version(), 0u);
+  EXPECT_EQ(ones({3})._version(), 0u);
+  EXPECT_EQ(arange(3).clone()._version(), 0u);
+  EXPECT_EQ(arange(6).view({2, 3}).t().contiguous()._version(), 0u);
+  EXPECT_EQ(arange(3).to(kFloat)._version(), 0u);
+  EXPECT_EQ(cat({ones({2}), ones({2})})._version(), 0u);
+  Tensor i = tensor({1, 2}, kInt32);
+  i.add_(tensor({1, 1}));  // computed in Long and cast back: still one write
+  EXPECT_EQ(i._version(), 1u);
+}
+
+}  // namespace
+}  // namespace glass

@@ -1,0 +1,42 @@
+// lessons/03_broadcasting/exercises/exercises.h — the functions you write in lesson 03.
+//
+// Write them in student.cpp; solution.cpp is the reference that CI grades. To test your
+// own file:
+//   cmake -B build -DGLASS_EXERCISES=student && cmake --build build && ctest --test-dir build -L
+//   exercises
+// Use only what lessons 02 and 03 teach: a tensor's metadata (sizes(), strides(),
+// storage_offset(), dim(), size(), dtype(), storage().data()), empty(), and the address
+// formula glass::storage_index(sizes, strides, offset, index) (your lesson 02 exercise 1).
+// Not broadcast_shapes(), expand(), broadcast_tensors() or the + operator: the tests
+// compare you with those.
+#pragma once
+
+#include <glass/glass.h>
+
+namespace glass::lesson03 {
+
+// Exercise 1 — the broadcast shape.
+// Align `a` and `b` on the right, counting a missing leading dim as size 1. At each
+// position the two sizes must be equal, or one of them 1 (the result takes the other).
+// Throws glass::Error when some position has two different sizes, neither of them 1.
+Shape broadcast_shape(IntArrayRef a, IntArrayRef b);
+
+// Exercise 2 — the strides of a broadcast operand.
+// The strides `t` gets when it is broadcast to `shape` (what t.expand(shape).strides()
+// returns and what TensorIterator hands a kernel, in elements): for each dim of `shape`,
+// aligned on the right with t's dims,
+//   t's stride        where t's size equals the target size,
+//   0                 where t's size is 1 and the target size is not,
+//   0                 for the leading dims t does not have.
+// Throws glass::Error when t has more dims than `shape`, or a size of t is neither the
+// target size nor 1.
+Shape broadcast_strides(const Tensor& t, IntArrayRef shape);
+
+// Exercise 3 — broadcasting addition by hand.
+// a + b for two Float tensors of any shapes and layouts that broadcast together: make
+// the result with empty(shape, kFloat), then for every index of the result read a and b
+// at that index through their broadcast strides (exercise 2) and the address formula.
+// Throws glass::Error when a or b is not Float, or when the shapes do not broadcast.
+Tensor broadcast_add(const Tensor& a, const Tensor& b);
+
+}  // namespace glass::lesson03

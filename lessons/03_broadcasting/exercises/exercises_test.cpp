@@ -1,0 +1,163 @@
+// lessons/03_broadcasting/exercises/exercises_test.cpp — grades lesson 03's exercises
+// against the library: your shape must equal glass::broadcast_shapes (and fail where it
+// fails), your strides must equal expand()'s, your addition must equal a + b exactly.
+// Built against solution.cpp or student.cpp (GLASS_EXERCISES).
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exercises.h"
+
+namespace glass::lesson03 {
+namespace {
+
+std::optional<Shape> library_shape(IntArrayRef a, IntArrayRef b) {
+  try {
+    return broadcast_shapes(a, b);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<Shape> your_shape(IntArrayRef a, IntArrayRef b) {
+  try {
+    return broadcast_shape(a, b);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<float> values(const Tensor& t) {
+  Tensor c = t.contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+// A Float tensor of `sizes` whose values are distinct, so a misread element shows.
+Tensor distinct(IntArrayRef sizes, float scale) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return arange(n, kFloat).mul(scale).add(0.5).reshape(sizes);
+}
+
+// ---- exercise 1 ------------------------------------------------------------------------
+
+TEST(Exercise1BroadcastShape, ExamplesFromTheReadme) {
+  EXPECT_EQ(broadcast_shape({2, 3}, {3}), Shape({2, 3}));
+  EXPECT_EQ(broadcast_shape({3, 1}, {1, 4}), Shape({3, 4}));
+  EXPECT_EQ(broadcast_shape({5, 1, 4}, {3, 1}), Shape({5, 3, 4}));
+  EXPECT_EQ(broadcast_shape({}, {2, 3}), Shape({2, 3}));
+  EXPECT_EQ(broadcast_shape({4, 1}, {4}), Shape({4, 4}));
+  EXPECT_EQ(broadcast_shape({2, 3, 4}, {3, 1, 1, 4}), Shape({3, 2, 3, 4}));
+  EXPECT_EQ(broadcast_shape({0, 3}, {1, 3}), Shape({0, 3}));  // 1 stretches to 0 as well
+  EXPECT_THROW(broadcast_shape({2, 3}, {4}), Error);
+  EXPECT_THROW(broadcast_shape({2, 3}, {3, 3}), Error);
+  EXPECT_THROW(broadcast_shape({0}, {2}), Error);
+}
+
+TEST(Exercise1BroadcastShape, AgreesWithTheLibraryOnRandomPairs) {
+  std::mt19937 rng(3);  // fixed seed: the same pairs on every run
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int failing = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    Shape a, b;
+    for (int d = pick(0, 4); d > 0; --d) a.push_back(pick(1, 3));
+    for (int d = pick(0, 4); d > 0; --d) b.push_back(pick(1, 3));
+    std::optional<Shape> want = library_shape(a, b);
+    failing += !want;
+    ASSERT_EQ(your_shape(a, b), want) << IntArrayRef(a) << " and " << IntArrayRef(b);
+    ASSERT_EQ(your_shape(b, a), want)
+        << "broadcasting is symmetric: " << IntArrayRef(b) << " and " << IntArrayRef(a);
+  }
+  EXPECT_GT(failing, 0) << "the random pairs should include incompatible ones";
+}
+
+// ---- exercise 2 ------------------------------------------------------------------------
+
+TEST(Exercise2BroadcastStrides, EqualsExpandsStrides) {
+  Tensor x = arange(12, kFloat).view({3, 4});
+  const std::vector<std::pair<Tensor, Shape>> cases = {
+      {x, {3, 4}},
+      {x, {2, 3, 4}},
+      {x.select(1, 0).view({3, 1}), {2, 3, 4}},
+      {x.select(0, 1), {3, 4}},
+      {x.t(), {2, 4, 3}},
+      {x.t().slice(1, 0, 3, 2), {4, 2}},
+      {x.select(0, 0).select(0, 0), {2, 3}},  // 0-dim: every stride 0
+      {x.view({3, 1, 4}), {3, 5, 4}},
+      {x.view({3, 1, 4}), {3, 1, 4}},  // a size-1 dim kept at size 1 keeps its stride
+      {x.slice(0, 0, 1), {0, 4}},      // size 1 stretched to 0
+  };
+  for (const auto& [t, shape] : cases) {
+    EXPECT_EQ(broadcast_strides(t, shape), t.expand(shape).strides().vec())
+        << "sizes " << t.sizes() << " strides " << t.strides() << " to " << IntArrayRef(shape);
+  }
+}
+
+TEST(Exercise2BroadcastStrides, RejectsShapesItCannotReach) {
+  Tensor x = arange(12, kFloat).view({3, 4});
+  ASSERT_NO_THROW(broadcast_strides(x, {2, 3, 4}));      // so that always throwing does not pass
+  EXPECT_THROW(broadcast_strides(x, {4}), Error);        // fewer dims than x
+  EXPECT_THROW(broadcast_strides(x, {3, 5}), Error);     // 4 is not 5 and not 1
+  EXPECT_THROW(broadcast_strides(x, {2, 4, 4}), Error);  // 3 is not 4 and not 1
+}
+
+// ---- exercise 3 ------------------------------------------------------------------------
+
+TEST(Exercise3BroadcastAdd, EqualsThePlusOperator) {
+  Tensor x = distinct({2, 3}, 1);
+  Tensor row = distinct({3}, 10);
+  Tensor col = distinct({3, 1}, 100);
+  Tensor cube = distinct({2, 3, 4}, 1);
+  const std::vector<std::pair<Tensor, Tensor>> cases = {
+      {x, row},
+      {col, distinct({1, 4}, 7)},
+      {cube, col},
+      {cube, distinct({4}, 3)},
+      {distinct({}, 1), x},                                      // 0-dim + [2, 3]
+      {x.t(), distinct({2}, 5)},                                 // a transposed operand
+      {cube.slice(2, 0, 4, 2), x.select(1, 1).view({2, 1, 1})},  // strided operands
+      {row.expand({2, 3}), x},  // an operand that is already expanded
+      {x, x},
+      {distinct({0, 3}, 1), row},  // an empty result
+  };
+  for (const auto& [a, b] : cases) {
+    Tensor got = broadcast_add(a, b);
+    Tensor want = a + b;
+    ASSERT_EQ(got.sizes(), want.sizes()) << a.sizes() << " + " << b.sizes();
+    EXPECT_EQ(got.dtype(), kFloat);
+    EXPECT_EQ(values(got), values(want)) << a.sizes() << " + " << b.sizes() << "\n"
+                                         << got << "\nexpected\n"
+                                         << want;
+  }
+}
+
+TEST(Exercise3BroadcastAdd, AgreesWithThePlusOperatorOnRandomShapes) {
+  std::mt19937 rng(4);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 100; ++trial) {
+    Shape out;
+    for (int d = pick(0, 4); d > 0; --d) out.push_back(pick(1, 4));
+    // Each operand keeps a suffix of the dims and turns some of them into 1.
+    auto operand = [&](float scale) {
+      Shape s(out.begin() + pick(0, static_cast<int>(out.size())), out.end());
+      for (int64_t& d : s)
+        if (pick(0, 2) == 0) d = 1;
+      return distinct(s, scale);
+    };
+    Tensor a = operand(1), b = operand(1000);
+    ASSERT_EQ(values(broadcast_add(a, b)), values(a + b)) << a.sizes() << " + " << b.sizes();
+  }
+}
+
+TEST(Exercise3BroadcastAdd, RejectsWhatItCannotAdd) {
+  ASSERT_NO_THROW(broadcast_add(distinct({2, 3}, 1), distinct({3}, 1)));  // see above
+  EXPECT_THROW(broadcast_add(distinct({2, 3}, 1), distinct({4}, 1)), Error);
+  EXPECT_THROW(broadcast_add(arange(3), distinct({3}, 1)), Error);  // Long is not Float
+}
+
+}  // namespace
+}  // namespace glass::lesson03
