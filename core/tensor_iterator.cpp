@@ -116,10 +116,15 @@ void TensorIterator::compute_types(const TensorIteratorConfig& cfg) {
   } else if (cfg.static_common_) {
     common_dtype_ = *cfg.static_common_;
   } else {
-    std::vector<Tensor> promoted;
-    for (size_t i = 0; i < cfg.inputs_.size(); ++i)
-      if (cfg.promote_[i]) promoted.push_back(cfg.inputs_[i]);
-    common_dtype_ = result_type(promoted);
+    bool all_promote = std::find(cfg.promote_.begin(), cfg.promote_.end(), false) == cfg.promote_.end();
+    if (all_promote) {
+      common_dtype_ = result_type(cfg.inputs_);
+    } else {
+      std::vector<Tensor> promoted;
+      for (size_t i = 0; i < cfg.inputs_.size(); ++i)
+        if (cfg.promote_[i]) promoted.push_back(cfg.inputs_[i]);
+      common_dtype_ = result_type(promoted);
+    }
     // No inputs to promote (fill_, a pure write): compute in the output's own dtype.
     for (int k = 0; k < noutputs_ && common_dtype_ == ScalarType::Undefined; ++k)
       if (ops_[k].tensor.defined()) common_dtype_ = ops_[k].tensor.dtype();
@@ -147,8 +152,12 @@ void TensorIterator::allocate_or_check_outputs(const TensorIteratorConfig& cfg) 
       Shape perm_sizes(shape_.rbegin(), shape_.rend());
       Tensor t = empty(perm_sizes, TensorOptions(out_dtype).device(device_));
       Shape inv(shape_.size());
-      for (size_t d = 0; d < perm_.size(); ++d) inv[perm_[d]] = static_cast<int64_t>(shape_.size() - 1 - d);
-      op.tensor = perm_.empty() ? t : t.permute(inv);
+      bool identity = true;
+      for (size_t d = 0; d < perm_.size(); ++d) {
+        inv[perm_[d]] = static_cast<int64_t>(shape_.size() - 1 - d);
+        identity = identity && inv[perm_[d]] == perm_[d];
+      }
+      op.tensor = identity ? t : t.permute(inv);
     } else {
       const Tensor& out = op.tensor;
       GLASS_CHECK(can_cast(out_dtype, out.dtype()), op_, "(): result type ", to_string(out_dtype),
@@ -291,15 +300,18 @@ bool TensorIterator::is_scalar(int k) const {
 void TensorIterator::serial_for_each(const Loop& loop, int64_t begin, int64_t end) const {
   if (begin >= end) return;
   int nd = ndim(), nt = ntensors();
-  // counter = multi-index of `begin`, innermost first.
-  std::vector<int64_t> counter(nd);
+  // Small fixed buffers: this runs once per op call, so no heap allocation here.
+  constexpr int kMax = 16;
+  GLASS_CHECK(nd <= kMax && nt <= kMax, op_, "(): TensorIterator supports at most ", kMax,
+              " dims after coalescing and ", kMax, " operands");
+  int64_t counter[kMax];
   int64_t rem = begin;
   for (int d = 0; d < nd; ++d) {
     counter[d] = rem % shape_[d];
     rem /= shape_[d];
   }
-  std::vector<char*> ptrs(nt);
-  std::vector<int64_t> inner(nt);
+  char* ptrs[kMax];
+  int64_t inner[kMax];
   for (int k = 0; k < nt; ++k) inner[k] = ops_[k].strides[0];
   int64_t pos = begin;
   while (pos < end) {
@@ -309,7 +321,7 @@ void TensorIterator::serial_for_each(const Loop& loop, int64_t begin, int64_t en
       ptrs[k] = p;
     }
     int64_t n = std::min(shape_[0] - counter[0], end - pos);
-    loop(ptrs.data(), inner.data(), n);
+    loop(ptrs, inner, n);
     pos += n;
     counter[0] += n;
     for (int d = 0; d < nd - 1 && counter[d] == shape_[d]; ++d) {
