@@ -8,12 +8,12 @@
 // g++ 12 -O3 -march=native; OpenBLAS 0.3.21 measured in the same run; bench/RESULTS.md)
 //                                        n=512    n=1024          n=2048
 //                                        1 thr    1 thr  2 thr    1 thr  2 thr
-//   v1 naive i-j-k .................      1.9        -      -        -      -   the oracle
-//   v2 i-k-j loop order ............     23.5        -      -        -      -
-//   v3 cache blocking + packing ....     37.4     36.2      -     33.3      -
-//   v4 6×4-vector register tile ....    138.5    140.7      -    132.6      -
-//   v5 v4 + thread pool ............    135.7    139.7  259.3    128.2  257.5
-//   OpenBLAS cblas_sgemm ...........    138.5    131.6  275.4    136.7  272.5
+//   v1 naive i-j-k .................      2.0        -      -        -      -   the oracle
+//   v2 i-k-j loop order ............     24.6        -      -        -      -
+//   v3 cache blocking + packing ....     38.4     34.9      -     34.7      -
+//   v4 6×4-vector register tile ....    144.2    136.5      -    138.9      -
+//   v5 v4 + thread pool ............    149.9    136.4  258.8    131.3  269.4
+//   OpenBLAS cblas_sgemm ...........    133.2    137.2  273.3    139.2  277.5
 // (v1 and v2 are not run past 512; v1–v4 are single-threaded by design.)
 // float64, n=1024, best of 5 outside the benchmark: v4 60 GFLOP/s on 1 thread, v5 123
 // on 2 (OpenBLAS cblas_dgemm: 65, 129).
