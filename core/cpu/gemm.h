@@ -1,7 +1,7 @@
 // core/cpu/gemm.h — C = alpha·A·B + beta·C on the CPU, as a ladder of five versions.
 //
 // Every version computes the same thing and is checked against v1, the oracle
-// (tests/core/gemm_test.cpp). Each rung changes one idea; the slower ones are kept
+// (tests/core/cpu/gemm_test.cpp). Each rung changes one idea; the slower ones are kept
 // because the differences between them are the lesson.
 //
 // matmul ladder (float32, square n, GFLOP/s, median of 3; 2-core Xeon VM with AVX-512,
