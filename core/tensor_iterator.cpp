@@ -331,8 +331,78 @@ void TensorIterator::serial_for_each(const Loop& loop, int64_t begin, int64_t en
   }
 }
 
+// Note [Tiling]
+// When operands disagree on which dim is fastest in memory — `a.t() + b`, or the copy
+// inside `x.t().contiguous()` — walking dim 0 in long runs makes the transposed
+// operand jump by its large stride on every element: each read touches a new cache
+// line (and often a new page), and by the time the next element of that line is
+// wanted, the line is gone. Walking dims 0 and 1 in kTile x kTile tiles instead keeps
+// the kTile lines the strided operand is reading in cache until all their elements
+// have been used, and each inner run is still kTile elements long.
+namespace {
+constexpr int64_t kTile = 64;
+}
+
+bool TensorIterator::needs_tiling() const {
+  if (ndim() < 2 || shape_[0] < 2 * kTile || shape_[1] < 2) return false;
+  for (const Operand& op : ops_) {
+    int64_t s0 = std::abs(op.strides[0]), s1 = std::abs(op.strides[1]);
+    if (s1 != 0 && s1 < s0) return true;
+  }
+  return false;
+}
+
+int64_t TensorIterator::num_tile_rows() const {
+  int64_t outer = 1;
+  for (int d = 2; d < ndim(); ++d) outer *= shape_[d];
+  return outer * ((shape_[1] + kTile - 1) / kTile);
+}
+
+void TensorIterator::tiled_for_each(const Loop& loop, int64_t begin, int64_t end) const {
+  constexpr int kMax = 16;
+  int nd = ndim(), nt = ntensors();
+  GLASS_INTERNAL_ASSERT(nd <= kMax && nt <= kMax, "too many dims or operands to tile");
+  int64_t rows_per_outer = (shape_[1] + kTile - 1) / kTile;
+  char* ptrs[kMax];
+  int64_t inner[kMax];
+  for (int k = 0; k < nt; ++k) inner[k] = ops_[k].strides[0];
+  for (int64_t r = begin; r < end; ++r) {
+    // r -> (outer index over dims >= 2, first dim-1 index of this tile row)
+    int64_t outer = r / rows_per_outer, j0 = (r % rows_per_outer) * kTile;
+    int64_t j1 = std::min(j0 + kTile, shape_[1]);
+    char* base[kMax];
+    for (int k = 0; k < nt; ++k) {
+      char* p = ops_[k].data;
+      int64_t rem = outer;
+      for (int d = 2; d < nd; ++d) {
+        p += (rem % shape_[d]) * ops_[k].strides[d];
+        rem /= shape_[d];
+      }
+      base[k] = p;
+    }
+    for (int64_t i0 = 0; i0 < shape_[0]; i0 += kTile) {
+      int64_t n = std::min(kTile, shape_[0] - i0);
+      for (int64_t j = j0; j < j1; ++j) {
+        for (int k = 0; k < nt; ++k) ptrs[k] = base[k] + i0 * ops_[k].strides[0] + j * ops_[k].strides[1];
+        loop(ptrs, inner, n);
+      }
+    }
+  }
+}
+
 void TensorIterator::for_each(const Loop& loop, int64_t grain) const {
   if (numel_ == 0) return;
+  if (needs_tiling()) {
+    int64_t rows = num_tile_rows();
+    int64_t row_elems = numel_ / rows;
+    if (reduction_ || numel_ < grain || get_num_threads() == 1 || in_parallel_region()) {
+      tiled_for_each(loop, 0, rows);
+    } else {
+      parallel_for(0, rows, std::max<int64_t>(1, grain / std::max<int64_t>(row_elems, 1)),
+                   [&](int64_t b, int64_t e) { tiled_for_each(loop, b, e); });
+    }
+    return;
+  }
   if (reduction_ || numel_ < grain || get_num_threads() == 1 || in_parallel_region()) {
     serial_for_each(loop, 0, numel_);
     return;

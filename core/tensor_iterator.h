@@ -104,6 +104,11 @@ class TensorIterator {
   // Runs `loop` over the linear range [begin, end) of the index space, serially.
   void serial_for_each(const Loop& loop, int64_t begin, int64_t end) const;
 
+  // True when some operand moves fastest along dim 1 rather than dim 0 (a transposed
+  // operand next to a contiguous one); for_each then walks dims 0 and 1 in tiles.
+  // See Note [Tiling] in tensor_iterator.cpp.
+  bool needs_tiling() const;
+
   // Writes computed values back into outputs whose dtype differed from the computation
   // dtype (an out= Double tensor for a Float computation). Kernels call it last.
   void cast_outputs();
@@ -123,6 +128,9 @@ class TensorIterator {
   void compute_strides();
   void reorder_dims();
   void coalesce_dims();
+  // Runs the tile rows [begin, end) (see Note [Tiling]).
+  void tiled_for_each(const Loop& loop, int64_t begin, int64_t end) const;
+  int64_t num_tile_rows() const;
 
   const char* op_ = "";
   std::vector<Operand> ops_;

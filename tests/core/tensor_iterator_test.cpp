@@ -1,6 +1,8 @@
 // tests/core/tensor_iterator_test.cpp — broadcasting strides, dim reordering, coalescing.
 #include "core/tensor_iterator.h"
 
+#include <thread>
+
 #include "test_util.h"
 
 namespace glass {
@@ -63,6 +65,35 @@ TEST(TensorIterator, ZeroDimAndEmptyTensors) {
   int runs = 0;
   e.for_each([&](char**, const int64_t*, int64_t) { ++runs; });
   EXPECT_EQ(runs, 0);
+}
+
+}  // namespace
+}  // namespace glass
+
+namespace glass {
+namespace {
+
+// Note [Tiling]: shapes large enough that for_each walks tiles, with ragged edges.
+TEST(TensorIterator, TiledWalksMatchTheOracle) {
+  Tensor a = testing::random_tensor({150, 130}, kFloat64, 1);
+  Tensor b = testing::random_tensor({130, 150}, kFloat64, 2);
+  TensorIterator it = TensorIteratorConfig("t").add_output(Tensor()).add_input(a).add_input(b.t()).build();
+  EXPECT_TRUE(it.needs_tiling());
+  Tensor sum = a + b.t();
+  std::vector<double> want;
+  testing::for_each_index({150, 130}, [&](const std::vector<int64_t>& i) {
+    want.push_back(testing::ref_at(a, i) + testing::ref_at(b, {i[1], i[0]}));
+  });
+  EXPECT_TRUE(testing::close(sum, want));
+  // A batched transpose-copy (outer dim 3) and a reduction over a transposed operand.
+  Tensor c = testing::random_tensor({3, 131, 70}, kFloat32, 3);
+  Tensor ct = c.transpose(1, 2).contiguous();
+  EXPECT_TRUE(TensorIteratorConfig("t").add_output(ct).add_input(c.transpose(1, 2)).build().needs_tiling());
+  EXPECT_TRUE(testing::close(ct, c.transpose(1, 2)));
+  EXPECT_TRUE(testing::close(b.t().sum(0), testing::values(b.sum(1)), 1e-12, 1e-12));
+  set_num_threads(1);
+  EXPECT_TRUE(testing::close(a + b.t(), want));
+  set_num_threads(static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 }  // namespace
