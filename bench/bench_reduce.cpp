@@ -59,9 +59,7 @@ float threaded_sum(const float* p, int64_t n, ChunkSum chunk_sum) {
   return total;
 }
 
-float accumulate_chunk(const float* p, int64_t n) {
-  return std::accumulate(p, p + n, 0.0f);
-}
+float accumulate_chunk(const float* p, int64_t n) { return std::accumulate(p, p + n, 0.0f); }
 
 float lanes16_chunk(const float* p, int64_t n) {
   constexpr int kLanes = 16;

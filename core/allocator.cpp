@@ -75,8 +75,10 @@ class CpuCachingAllocator final : public Allocator {
       }
     }
     if (events::enabled())
-      events::publish({.kind = events::Kind::Allocation, .bytes = static_cast<int64_t>(size),
-                       .value = hit ? 1 : 0, .ptr = ptr});
+      events::publish({.kind = events::Kind::Allocation,
+                       .bytes = static_cast<int64_t>(size),
+                       .value = hit ? 1 : 0,
+                       .ptr = ptr});
     return ptr;
   }
 
@@ -95,8 +97,10 @@ class CpuCachingAllocator final : public Allocator {
     }
     if (!kept) std::free(ptr);
     if (events::enabled())
-      events::publish({.kind = events::Kind::Free, .bytes = static_cast<int64_t>(size),
-                       .value = kept ? 1 : 0, .ptr = ptr});
+      events::publish({.kind = events::Kind::Free,
+                       .bytes = static_cast<int64_t>(size),
+                       .value = kept ? 1 : 0,
+                       .ptr = ptr});
   }
 
   Device device() const override { return Device(kCPU); }
@@ -155,8 +159,9 @@ std::array<Allocator*, kNumDeviceTypes>& allocators() {
 
 Allocator* get_allocator(DeviceType type) {
   Allocator* a = allocators()[static_cast<int>(type)];
-  GLASS_CHECK(a != nullptr, "no allocator registered for device type ", type,
-              (type == kCUDA ? " (glasstorch was built without CUDA, or no GPU is available)" : ""));
+  GLASS_CHECK(
+      a != nullptr, "no allocator registered for device type ", type,
+      (type == kCUDA ? " (glasstorch was built without CUDA, or no GPU is available)" : ""));
   return a;
 }
 

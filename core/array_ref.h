@@ -56,11 +56,17 @@ class ArrayRef {
 };
 
 template <class T>
-bool operator==(ArrayRef<T> a, ArrayRef<T> b) { return a.equals(b); }
+bool operator==(ArrayRef<T> a, ArrayRef<T> b) {
+  return a.equals(b);
+}
 template <class T>
-bool operator==(ArrayRef<T> a, const std::vector<T>& b) { return a.equals(ArrayRef<T>(b)); }
+bool operator==(ArrayRef<T> a, const std::vector<T>& b) {
+  return a.equals(ArrayRef<T>(b));
+}
 template <class T>
-bool operator==(const std::vector<T>& a, ArrayRef<T> b) { return b.equals(ArrayRef<T>(a)); }
+bool operator==(const std::vector<T>& a, ArrayRef<T> b) {
+  return b.equals(ArrayRef<T>(a));
+}
 
 using IntArrayRef = ArrayRef<int64_t>;
 

@@ -22,8 +22,8 @@ Device::Device(const std::string& spec) : type_(kCPU), index_(-1) {
   } else if (name == "cuda") {
     type_ = kCUDA;
   } else {
-    detail::throw_error(detail::str_cat("Device: expected \"cpu\", \"cuda\" or \"cuda:N\", got \"",
-                                        spec, "\""));
+    detail::throw_error(
+        detail::str_cat("Device: expected \"cpu\", \"cuda\" or \"cuda:N\", got \"", spec, "\""));
   }
   if (!idx.empty()) {
     bool digits = idx.find_first_not_of("0123456789") == std::string::npos;
@@ -42,6 +42,8 @@ std::string Device::str() const {
 }
 
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
-std::ostream& operator<<(std::ostream& os, DeviceType t) { return os << (t == kCPU ? "cpu" : "cuda"); }
+std::ostream& operator<<(std::ostream& os, DeviceType t) {
+  return os << (t == kCPU ? "cpu" : "cuda");
+}
 
 }  // namespace glass

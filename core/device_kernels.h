@@ -26,15 +26,41 @@ namespace glass {
 
 // Elementwise functions of one input.
 enum class UnaryOp : uint8_t {
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Sign,
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Gelu,
+  GeluTanh,
+  Sign,
   LogicalNot,
 };
 const char* to_string(UnaryOp op);
 
 // Elementwise functions of two inputs. Comparisons and logical ops write Bool outputs.
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum,
-  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Maximum,
+  Minimum,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
 };
 const char* to_string(BinaryOp op);
 constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }

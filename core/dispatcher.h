@@ -41,8 +41,8 @@ namespace dispatch {
 
 // Per-thread dispatch state (see Note [Below-key exclusion]).
 struct ThreadState {
-  bool tracing = false;      // set by the compiler's tracer
-  uint8_t excluded = 0;      // bit k set: key k is skipped
+  bool tracing = false;  // set by the compiler's tracer
+  uint8_t excluded = 0;  // bit k set: key k is skipped
 };
 ThreadState& thread_state();
 
@@ -63,7 +63,9 @@ class ExcludeGuard {
 // Turns tracing on for the current scope (used by compiler/).
 class TracingGuard {
  public:
-  explicit TracingGuard(bool on = true) : prev_(thread_state().tracing) { thread_state().tracing = on; }
+  explicit TracingGuard(bool on = true) : prev_(thread_state().tracing) {
+    thread_state().tracing = on;
+  }
   ~TracingGuard() { thread_state().tracing = prev_; }
   TracingGuard(const TracingGuard&) = delete;
   TracingGuard& operator=(const TracingGuard&) = delete;
@@ -81,9 +83,8 @@ inline bool requires_grad(TensorList ts) {
 }
 inline bool requires_grad(const std::vector<Tensor>& ts) { return requires_grad(TensorList(ts)); }
 template <class T>
-  requires(!std::is_convertible_v<const T&, const Tensor&> &&
-           !std::is_convertible_v<const T&, TensorList>)
-inline bool requires_grad(const T&) {
+requires(!std::is_convertible_v<const T&, const Tensor&> &&
+         !std::is_convertible_v<const T&, TensorList>) inline bool requires_grad(const T&) {
   return false;
 }
 
@@ -132,7 +133,8 @@ class Op<R(Args...)> {
   }
   R run(DispatchKey key, Args... args) const {
     if (events::enabled())
-      events::publish({.kind = events::Kind::OpDispatched, .name = name_, .detail = to_string(key)});
+      events::publish(
+          {.kind = events::Kind::OpDispatched, .name = name_, .detail = to_string(key)});
     return table_[static_cast<int>(key)](std::forward<Args>(args)...);
   }
 

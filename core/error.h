@@ -36,15 +36,15 @@ std::string str_cat(const Args&... args) {
 }  // namespace detail
 }  // namespace glass
 
-#define GLASS_CHECK(cond, ...)                                                      \
-  do {                                                                              \
-    if (!(cond)) [[unlikely]]                                                       \
-      ::glass::detail::throw_error(::glass::detail::str_cat(__VA_ARGS__));          \
+#define GLASS_CHECK(cond, ...)                                             \
+  do {                                                                     \
+    if (!(cond)) [[unlikely]]                                              \
+      ::glass::detail::throw_error(::glass::detail::str_cat(__VA_ARGS__)); \
   } while (0)
 
-#define GLASS_INTERNAL_ASSERT(cond, ...)                                            \
-  do {                                                                              \
-    if (!(cond)) [[unlikely]]                                                       \
-      ::glass::detail::throw_internal(__FILE__, __LINE__, #cond,                    \
+#define GLASS_INTERNAL_ASSERT(cond, ...)                                                        \
+  do {                                                                                          \
+    if (!(cond)) [[unlikely]]                                                                   \
+      ::glass::detail::throw_internal(__FILE__, __LINE__, #cond,                                \
                                       ::glass::detail::str_cat("" __VA_OPT__(, ) __VA_ARGS__)); \
   } while (0)

@@ -15,7 +15,9 @@ struct GradMode {
 // Sets grad mode for a scope and restores the previous value at its end.
 class AutoGradMode {
  public:
-  explicit AutoGradMode(bool enabled) : prev_(GradMode::is_enabled()) { GradMode::set_enabled(enabled); }
+  explicit AutoGradMode(bool enabled) : prev_(GradMode::is_enabled()) {
+    GradMode::set_enabled(enabled);
+  }
   ~AutoGradMode() { GradMode::set_enabled(prev_); }
   AutoGradMode(const AutoGradMode&) = delete;
   AutoGradMode& operator=(const AutoGradMode&) = delete;

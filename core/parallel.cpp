@@ -215,9 +215,7 @@ void set_num_threads(int n) {
   g_num_threads = n;
 }
 
-bool in_parallel_region() {
-  return t_in_parallel_region;
-}
+bool in_parallel_region() { return t_in_parallel_region; }
 
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& f) {

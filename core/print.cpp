@@ -80,9 +80,12 @@ class Formatter {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     char buf[64];
-    if (sci_mode_) std::snprintf(buf, sizeof buf, "%.4e", v);
-    else if (int_mode_) std::snprintf(buf, sizeof buf, "%.0f.", v);
-    else std::snprintf(buf, sizeof buf, "%.4f", v);
+    if (sci_mode_)
+      std::snprintf(buf, sizeof buf, "%.4e", v);
+    else if (int_mode_)
+      std::snprintf(buf, sizeof buf, "%.0f.", v);
+    else
+      std::snprintf(buf, sizeof buf, "%.4f", v);
     return buf;
   }
 
@@ -119,7 +122,8 @@ std::string format_dims(const Tensor& t, std::vector<int64_t>& idx, int64_t inde
       i = n - kEdgeItems;
     }
     idx.push_back(i);
-    items.push_back(remaining == 1 ? fmt(element(t, idx)) : format_dims(t, idx, indent + 1, summarize, fmt));
+    items.push_back(remaining == 1 ? fmt(element(t, idx))
+                                   : format_dims(t, idx, indent + 1, summarize, fmt));
     idx.pop_back();
   }
   std::string out = "[";
@@ -174,8 +178,10 @@ std::string to_string(const Tensor& t) {
                        (t.dtype() == kInt64 && t.numel() > 0);
   if (!default_dtype) suffixes.push_back(std::string("dtype=") + torch_dtype_name(t.dtype()));
   std::string grad_fn = g_grad_fn_hook ? g_grad_fn_hook(t) : "";
-  if (!grad_fn.empty()) suffixes.push_back("grad_fn=<" + grad_fn + ">");
-  else if (t.requires_grad()) suffixes.push_back("requires_grad=True");
+  if (!grad_fn.empty())
+    suffixes.push_back("grad_fn=<" + grad_fn + ">");
+  else if (t.requires_grad())
+    suffixes.push_back("requires_grad=True");
   std::string out = "tensor(" + body;
   for (const std::string& s : suffixes) out += ", " + s;
   return out + ")";

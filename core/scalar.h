@@ -27,7 +27,9 @@ class Scalar {
   }
 
   bool is_floating_point() const { return tag_ == kFloat64; }
-  bool is_integral(bool include_bool) const { return tag_ == kInt64 || (include_bool && tag_ == kBool); }
+  bool is_integral(bool include_bool) const {
+    return tag_ == kInt64 || (include_bool && tag_ == kBool);
+  }
   bool is_boolean() const { return tag_ == kBool; }
   // The dtype a tensor made from this number would have: Bool, Long or Double.
   ScalarType type() const { return tag_; }

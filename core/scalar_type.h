@@ -53,7 +53,8 @@ constexpr bool is_floating_type(ScalarType t) {
   return t == ScalarType::Float32 || t == ScalarType::Float64;
 }
 constexpr bool is_integral_type(ScalarType t, bool include_bool) {
-  return t == ScalarType::Int32 || t == ScalarType::Int64 || (include_bool && t == ScalarType::Bool);
+  return t == ScalarType::Int32 || t == ScalarType::Int64 ||
+         (include_bool && t == ScalarType::Bool);
 }
 
 // PyTorch's names, as printed in messages: "Float", "Long", ...
@@ -76,12 +77,28 @@ constexpr bool can_cast(ScalarType from, ScalarType to) {
 }
 
 // The C++ type behind each ScalarType, and the reverse.
-template <class T> struct CppTypeToScalarType;
-template <> struct CppTypeToScalarType<bool> { static constexpr ScalarType value = kBool; };
-template <> struct CppTypeToScalarType<int32_t> { static constexpr ScalarType value = kInt32; };
-template <> struct CppTypeToScalarType<int64_t> { static constexpr ScalarType value = kInt64; };
-template <> struct CppTypeToScalarType<float> { static constexpr ScalarType value = kFloat32; };
-template <> struct CppTypeToScalarType<double> { static constexpr ScalarType value = kFloat64; };
+template <class T>
+struct CppTypeToScalarType;
+template <>
+struct CppTypeToScalarType<bool> {
+  static constexpr ScalarType value = kBool;
+};
+template <>
+struct CppTypeToScalarType<int32_t> {
+  static constexpr ScalarType value = kInt32;
+};
+template <>
+struct CppTypeToScalarType<int64_t> {
+  static constexpr ScalarType value = kInt64;
+};
+template <>
+struct CppTypeToScalarType<float> {
+  static constexpr ScalarType value = kFloat32;
+};
+template <>
+struct CppTypeToScalarType<double> {
+  static constexpr ScalarType value = kFloat64;
+};
 template <class T>
 inline constexpr ScalarType scalar_type_of = CppTypeToScalarType<T>::value;
 
@@ -115,7 +132,8 @@ decltype(auto) dispatch_floating(ScalarType t, const char* op, F&& f) {
     case ScalarType::Float64: return std::forward<F>(f).template operator()<double>();
     default: break;
   }
-  detail::throw_error(detail::str_cat(op, "(): expected a floating-point dtype (Float or Double), got ", to_string(t)));
+  detail::throw_error(detail::str_cat(
+      op, "(): expected a floating-point dtype (Float or Double), got ", to_string(t)));
 }
 
 }  // namespace glass

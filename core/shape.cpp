@@ -9,13 +9,13 @@
 namespace glass {
 
 int64_t storage_index(IntArrayRef sizes, IntArrayRef strides, int64_t offset, IntArrayRef index) {
-  GLASS_CHECK(index.size() == sizes.size(), "storage_index(): expected an index with ", sizes.size(),
-              " entries (one per dim), got ", index.size());
+  GLASS_CHECK(index.size() == sizes.size(), "storage_index(): expected an index with ",
+              sizes.size(), " entries (one per dim), got ", index.size());
   int64_t addr = offset;
   for (size_t d = 0; d < sizes.size(); ++d) {
     int64_t i = index[d] < 0 ? index[d] + sizes[d] : index[d];
-    GLASS_CHECK(i >= 0 && i < sizes[d], "storage_index(): index ", index[d], " is out of bounds for dim ",
-                d, " with size ", sizes[d]);
+    GLASS_CHECK(i >= 0 && i < sizes[d], "storage_index(): index ", index[d],
+                " is out of bounds for dim ", d, " with size ", sizes[d]);
     addr += i * strides[d];
   }
   return addr;
@@ -34,7 +34,8 @@ Shape contiguous_strides(IntArrayRef sizes) {
 int64_t checked_numel(IntArrayRef sizes, const char* op) {
   int64_t n = 1;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    GLASS_CHECK(sizes[d] >= 0, op, "(): negative size ", sizes[d], " at dim ", d, " in shape ", sizes);
+    GLASS_CHECK(sizes[d] >= 0, op, "(): negative size ", sizes[d], " at dim ", d, " in shape ",
+                sizes);
     GLASS_CHECK(!__builtin_mul_overflow(n, sizes[d], &n), op, "(): shape ", sizes,
                 " has more elements than fit in int64 (size overflow)");
   }
@@ -90,7 +91,8 @@ Shape infer_size(IntArrayRef shape, int64_t numel, const char* op) {
   if (infer) {
     GLASS_CHECK(known != 0, op, "(): cannot infer the -1 in shape ", shape,
                 " because the other dims contain a 0 (ambiguous)");
-    GLASS_CHECK(numel % known == 0, op, "(): shape ", shape, " is invalid for input of size ", numel);
+    GLASS_CHECK(numel % known == 0, op, "(): shape ", shape, " is invalid for input of size ",
+                numel);
     out[*infer] = numel / known;
   } else {
     GLASS_CHECK(known == numel, op, "(): shape ", shape, " is invalid for input of size ", numel,
@@ -119,8 +121,8 @@ std::optional<Shape> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t d = static_cast<int64_t>(old_sizes.size()) - 1; d >= 0; d--) {
     tensor_numel *= old_sizes[d];
-    bool chunk_ends = d == 0 || (old_sizes[d - 1] != 1 &&
-                                 old_strides[d - 1] != tensor_numel * chunk_base_stride);
+    bool chunk_ends =
+        d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride);
     if (chunk_ends) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
         new_strides[view_d] = view_numel * chunk_base_stride;
@@ -155,7 +157,10 @@ std::pair<int64_t, int64_t> storage_extent(IntArrayRef sizes, IntArrayRef stride
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 0) return {0, -1};
     int64_t reach = (sizes[d] - 1) * strides[d];
-    if (reach < 0) lo += reach; else hi += reach;
+    if (reach < 0)
+      lo += reach;
+    else
+      hi += reach;
   }
   return {lo, hi};
 }

@@ -34,9 +34,9 @@ struct StorageImpl {
   void* data;
   size_t nbytes;
   Device device;
-  Allocator* allocator;                  // null for from_blob memory
-  std::function<void(void*)> deleter;    // only for from_blob memory
-  std::atomic<uint32_t> version{0};      // Note [Version Counter Sharing]
+  Allocator* allocator;                // null for from_blob memory
+  std::function<void(void*)> deleter;  // only for from_blob memory
+  std::atomic<uint32_t> version{0};    // Note [Version Counter Sharing]
 };
 
 class Storage {

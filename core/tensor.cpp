@@ -6,8 +6,10 @@
 namespace glass {
 
 Scalar Tensor::item() const {
-  GLASS_CHECK(numel() == 1, "item(): a Tensor with ", numel(), " elements cannot be converted to a "
-              "Scalar (shape ", sizes(), "); item() needs exactly one element");
+  GLASS_CHECK(numel() == 1, "item(): a Tensor with ", numel(),
+              " elements cannot be converted to a "
+              "Scalar (shape ",
+              sizes(), "); item() needs exactly one element");
   Tensor c = is_cpu() ? *this : to(Device(kCPU));
   return dispatch_dtype(dtype(), "item", [&]<class T>() -> Scalar {
     return Scalar(*static_cast<const T*>(c.data_ptr()));
@@ -15,9 +17,10 @@ Scalar Tensor::item() const {
 }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
-  GLASS_CHECK(!requires_grad || is_floating_point(), "requires_grad_(): only Tensors of floating point "
-              "dtype can require gradients, got ", to_string(dtype()),
-              " (convert with .to(glass::kFloat) first)");
+  GLASS_CHECK(!requires_grad || is_floating_point(),
+              "requires_grad_(): only Tensors of floating point "
+              "dtype can require gradients, got ",
+              to_string(dtype()), " (convert with .to(glass::kFloat) first)");
   checked_impl()->set_requires_grad(requires_grad);
   return *this;
 }

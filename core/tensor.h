@@ -205,11 +205,14 @@ class Tensor {
 
   // ---- reductions (ops/reduce.h) ------------------------------------------------------
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false,
+             std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor mean(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor max() const;
   std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
   Tensor min() const;
@@ -221,13 +224,13 @@ class Tensor {
   // The bool overloads take only a real bool, so x.var(0) means "over dim 0" (as in
   // PyTorch's Python API), not "unbiased = false".
   template <class B>
-    requires std::same_as<B, bool>
-  Tensor var(B unbiased) const { return var(IntArrayRef{}, unbiased, false); }
+  requires std::same_as<B, bool> Tensor var(B unbiased)
+  const { return var(IntArrayRef{}, unbiased, false); }
   Tensor var() const { return var(IntArrayRef{}, true, false); }
   Tensor var(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
   template <class B>
-    requires std::same_as<B, bool>
-  Tensor std(B unbiased) const { return std(IntArrayRef{}, unbiased, false); }
+  requires std::same_as<B, bool> Tensor std(B unbiased)
+  const { return std(IntArrayRef{}, unbiased, false); }
   Tensor std() const { return std(IntArrayRef{}, true, false); }
   Tensor std(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
   Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
@@ -259,8 +262,9 @@ class Tensor {
  private:
   // Checks definedness, so every metadata call on an undefined tensor fails cleanly.
   TensorImpl* checked_impl() const {
-    GLASS_CHECK(impl_ != nullptr, "called a method on an undefined Tensor (default-constructed; "
-                                  "assign the result of an op or factory first)");
+    GLASS_CHECK(impl_ != nullptr,
+                "called a method on an undefined Tensor (default-constructed; "
+                "assign the result of an op or factory first)");
     return impl_.get();
   }
 

@@ -48,7 +48,8 @@ class TensorImpl {
 
   // Address of element 0 (storage start + offset * element size).
   void* data() const {
-    return static_cast<char*>(storage_.data()) + storage_offset_ * static_cast<int64_t>(element_size(dtype_));
+    return static_cast<char*>(storage_.data()) +
+           storage_offset_ * static_cast<int64_t>(element_size(dtype_));
   }
 
   // Re-points this impl at new metadata over the same storage (used by in-place view
@@ -67,7 +68,9 @@ class TensorImpl {
   void set_wrapped_number(bool w) { wrapped_number_ = w; }
 
   AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
-  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) { autograd_meta_ = std::move(m); }
+  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) {
+    autograd_meta_ = std::move(m);
+  }
 
  private:
   Storage storage_;

@@ -72,14 +72,15 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& cfg) {
     bool cpu_scalar = t.dim() == 0 && t.is_cpu();
     GLASS_CHECK(t.device() == device_ || cpu_scalar, op_,
                 "(): expected all tensors to be on the same device, but found at least two "
-                "devices, ", device_, " and ", t.device(), " (move one with .to(device))");
+                "devices, ",
+                device_, " and ", t.device(), " (move one with .to(device))");
   }
 
   Shape shape;
   bool first = true;
   for (size_t k = noutputs_; k < ops_.size(); ++k) {
-    shape = first ? ops_[k].tensor.sizes().vec()
-                  : broadcast_shapes(shape, ops_[k].tensor.sizes(), op_);
+    shape =
+        first ? ops_[k].tensor.sizes().vec() : broadcast_shapes(shape, ops_[k].tensor.sizes(), op_);
     first = false;
   }
   if (cfg.reduction_) {
@@ -96,7 +97,8 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& cfg) {
       GLASS_CHECK(out.sizes() == IntArrayRef(shape), op_, "(): output with shape ", out.sizes(),
                   " doesn't match the broadcast shape ", IntArrayRef(shape),
                   (cfg.inplace_ ? " (an in-place op cannot change the shape of its tensor; use "
-                                  "the out-of-place form)" : ""));
+                                  "the out-of-place form)"
+                                : ""));
     }
   }
   logical_shape_ = shape;
@@ -109,14 +111,17 @@ void TensorIterator::compute_types(const TensorIteratorConfig& cfg) {
     for (const Operand& op : ops_) {
       if (!op.tensor.defined()) continue;
       if (t == ScalarType::Undefined) t = op.tensor.dtype();
-      GLASS_CHECK(op.tensor.dtype() == t, op_, "(): expected all tensors to have the same dtype, "
-                  "but got ", to_string(t), " and ", to_string(op.tensor.dtype()));
+      GLASS_CHECK(op.tensor.dtype() == t, op_,
+                  "(): expected all tensors to have the same dtype, "
+                  "but got ",
+                  to_string(t), " and ", to_string(op.tensor.dtype()));
     }
     common_dtype_ = t;
   } else if (cfg.static_common_) {
     common_dtype_ = *cfg.static_common_;
   } else {
-    bool all_promote = std::find(cfg.promote_.begin(), cfg.promote_.end(), false) == cfg.promote_.end();
+    bool all_promote =
+        std::find(cfg.promote_.begin(), cfg.promote_.end(), false) == cfg.promote_.end();
     if (all_promote) {
       common_dtype_ = result_type(cfg.inputs_);
     } else {
@@ -128,7 +133,8 @@ void TensorIterator::compute_types(const TensorIteratorConfig& cfg) {
     // No inputs to promote (fill_, a pure write): compute in the output's own dtype.
     for (int k = 0; k < noutputs_ && common_dtype_ == ScalarType::Undefined; ++k)
       if (ops_[k].tensor.defined()) common_dtype_ = ops_[k].tensor.dtype();
-    if (cfg.int_to_float_ && is_integral_type(common_dtype_, true)) common_dtype_ = get_default_dtype();
+    if (cfg.int_to_float_ && is_integral_type(common_dtype_, true))
+      common_dtype_ = get_default_dtype();
   }
   // Inputs that differ from the computation dtype (or live on the CPU as 0-dim scalars
   // of a CUDA op) are converted once, up front.
@@ -176,7 +182,8 @@ void TensorIterator::allocate_or_check_outputs(const TensorIteratorConfig& cfg) 
         auto [olo, ohi] = storage_extent(out.sizes(), out.strides());
         bool disjoint = in.storage_offset() + ihi < out.storage_offset() + olo ||
                         out.storage_offset() + ohi < in.storage_offset() + ilo;
-        GLASS_CHECK(disjoint, op_, "(): unsupported operation: some elements of the input tensor "
+        GLASS_CHECK(disjoint, op_,
+                    "(): unsupported operation: some elements of the input tensor "
                     "and the written-to tensor refer to a single memory location. Please clone() "
                     "the input first.");
       }
@@ -192,7 +199,7 @@ void TensorIterator::allocate_or_check_outputs(const TensorIteratorConfig& cfg) 
       int64_t ud = perm_[d];
       int64_t size = op.tensor.dim() == 0 ? 1 : op.tensor.size(ud);
       s[d] = size == 1 && logical_shape_[ud] != 1 ? 0
-                                                   : op.tensor.stride(ud) * op.tensor.element_size();
+                                                  : op.tensor.stride(ud) * op.tensor.element_size();
     }
     op.strides = std::move(s);
   }
@@ -383,7 +390,8 @@ void TensorIterator::tiled_for_each(const Loop& loop, int64_t begin, int64_t end
     for (int64_t i0 = 0; i0 < shape_[0]; i0 += kTile) {
       int64_t n = std::min(kTile, shape_[0] - i0);
       for (int64_t j = j0; j < j1; ++j) {
-        for (int k = 0; k < nt; ++k) ptrs[k] = base[k] + i0 * ops_[k].strides[0] + j * ops_[k].strides[1];
+        for (int k = 0; k < nt; ++k)
+          ptrs[k] = base[k] + i0 * ops_[k].strides[0] + j * ops_[k].strides[1];
         loop(ptrs, inner, n);
       }
     }

@@ -42,21 +42,42 @@ class TensorIteratorConfig {
   TensorIteratorConfig& add_const_input(const Tensor& t);
 
   // Every operand must already have the same dtype (no promotion).
-  TensorIteratorConfig& check_all_same_dtype(bool v) { same_dtype_ = v; return *this; }
+  TensorIteratorConfig& check_all_same_dtype(bool v) {
+    same_dtype_ = v;
+    return *this;
+  }
   // Integer inputs compute in the default float dtype (sqrt, exp, true division).
-  TensorIteratorConfig& promote_integer_inputs_to_float(bool v) { int_to_float_ = v; return *this; }
+  TensorIteratorConfig& promote_integer_inputs_to_float(bool v) {
+    int_to_float_ = v;
+    return *this;
+  }
   // The output's dtype is fixed (comparisons produce Bool) instead of the common dtype.
-  TensorIteratorConfig& declare_static_output_dtype(ScalarType t) { static_out_ = t; return *this; }
+  TensorIteratorConfig& declare_static_output_dtype(ScalarType t) {
+    static_out_ = t;
+    return *this;
+  }
   // The computation dtype is fixed (e.g. Bool for logical ops, Long for a sum of ints).
-  TensorIteratorConfig& declare_static_common_dtype(ScalarType t) { static_common_ = t; return *this; }
+  TensorIteratorConfig& declare_static_common_dtype(ScalarType t) {
+    static_common_ = t;
+    return *this;
+  }
   // Reduction: the output has the input's shape with reduced dims of size 1 (keepdim
   // layout); they get stride 0 so the kernel accumulates along them.
-  TensorIteratorConfig& is_reduction(bool v) { reduction_ = v; return *this; }
+  TensorIteratorConfig& is_reduction(bool v) {
+    reduction_ = v;
+    return *this;
+  }
   // For in-place ops: the output is also read, so it may not overlap an input partially.
-  TensorIteratorConfig& is_inplace(bool v) { inplace_ = v; return *this; }
+  TensorIteratorConfig& is_inplace(bool v) {
+    inplace_ = v;
+    return *this;
+  }
   // Skip the overlap checks on outputs (index_put_ writes through a stride-0 view on
   // purpose and handles duplicates itself).
-  TensorIteratorConfig& check_mem_overlap(bool v) { check_overlap_ = v; return *this; }
+  TensorIteratorConfig& check_mem_overlap(bool v) {
+    check_overlap_ = v;
+    return *this;
+  }
 
   TensorIterator build();
 
@@ -90,7 +111,9 @@ class TensorIterator {
   Device device() const { return device_; }
   const char* op_name() const { return op_; }
   // The output as the op returns it (the user's tensor for in-place and out= forms).
-  const Tensor& output(int k = 0) const { return ops_[k].original.defined() ? ops_[k].original : ops_[k].tensor; }
+  const Tensor& output(int k = 0) const {
+    return ops_[k].original.defined() ? ops_[k].original : ops_[k].tensor;
+  }
   const Tensor& operand(int k) const { return ops_[k].tensor; }
 
   // True when every operand is contiguous in one flat run (the fast path).
@@ -135,7 +158,7 @@ class TensorIterator {
   const char* op_ = "";
   std::vector<Operand> ops_;
   int noutputs_ = 0;
-  std::vector<int64_t> shape_;  // broadcast shape, dim 0 innermost after build()
+  std::vector<int64_t> shape_;          // broadcast shape, dim 0 innermost after build()
   std::vector<int64_t> logical_shape_;  // broadcast shape in the users' order
   std::vector<int64_t> perm_;           // perm_[k] = user dim that is iteration dim k
   int64_t numel_ = 0;

@@ -21,14 +21,30 @@ void set_default_dtype(ScalarType t);  // kFloat32 or kFloat64 only
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(ScalarType t) : dtype_(t) {}  // NOLINT: implicit, as in libtorch
-  TensorOptions(Device d) : device_(d) {}     // NOLINT
+  TensorOptions(ScalarType t) : dtype_(t) {}   // NOLINT: implicit, as in libtorch
+  TensorOptions(Device d) : device_(d) {}      // NOLINT
   TensorOptions(DeviceType d) : device_(d) {}  // NOLINT
 
-  TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
-  TensorOptions dtype(std::optional<ScalarType> t) const { auto o = *this; o.dtype_ = t; return o; }
-  TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
-  TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
+  TensorOptions dtype(ScalarType t) const {
+    auto o = *this;
+    o.dtype_ = t;
+    return o;
+  }
+  TensorOptions dtype(std::optional<ScalarType> t) const {
+    auto o = *this;
+    o.dtype_ = t;
+    return o;
+  }
+  TensorOptions device(Device d) const {
+    auto o = *this;
+    o.device_ = d;
+    return o;
+  }
+  TensorOptions requires_grad(bool r) const {
+    auto o = *this;
+    o.requires_grad_ = r;
+    return o;
+  }
 
   ScalarType dtype() const { return dtype_.value_or(get_default_dtype()); }
   bool has_dtype() const { return dtype_.has_value(); }

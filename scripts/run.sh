@@ -12,9 +12,9 @@ build="${GLASS_BUILD_DIR:-$root/build}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$(glass_jobs)"
 
-for lesson in "$build"/lessons/lesson_*; do
-  [ -x "$lesson" ] || continue
-  name="$(basename "$lesson")"
+# lessons/tour.txt lists the lesson programs in order (written by lessons/CMakeLists.txt).
+while read -r name; do
+  [ -n "$name" ] || continue
   printf '\n==================== %s ====================\n\n' "$name"
-  "$lesson"
-done
+  "$build/lessons/$name"
+done < "$build/lessons/tour.txt"

@@ -7,7 +7,8 @@
 
 namespace glass::cpu {
 
-void bmm_kernel(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& beta, const Scalar& alpha) {
+void bmm_kernel(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& beta,
+                const Scalar& alpha) {
   dispatch_numeric(a.dtype(), "bmm", [&]<class T>() {
     const T* pa = a.data_ptr<T>();
     const T* pb = b.data_ptr<T>();

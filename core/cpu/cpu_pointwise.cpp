@@ -94,10 +94,13 @@ void unary_kernel(TensorIterator& iter, UnaryOp op) {
     } else if constexpr (std::is_integral_v<T>) {
       switch (op) {
         case UnaryOp::Neg: return cpu_kernel<T, T>(iter, [](T x) { return static_cast<T>(-x); });
-        case UnaryOp::Abs: return cpu_kernel<T, T>(iter, [](T x) { return x < 0 ? static_cast<T>(-x) : x; });
+        case UnaryOp::Abs:
+          return cpu_kernel<T, T>(iter, [](T x) { return x < 0 ? static_cast<T>(-x) : x; });
         case UnaryOp::Relu: return cpu_kernel<T, T>(iter, [](T x) { return x < 0 ? T(0) : x; });
-        case UnaryOp::Sign: return cpu_kernel<T, T>(iter, [](T x) { return static_cast<T>((0 < x) - (x < 0)); });
-        default: GLASS_INTERNAL_ASSERT(false, to_string(op), " reached the kernel with an integer dtype");
+        case UnaryOp::Sign:
+          return cpu_kernel<T, T>(iter, [](T x) { return static_cast<T>((0 < x) - (x < 0)); });
+        default:
+          GLASS_INTERNAL_ASSERT(false, to_string(op), " reached the kernel with an integer dtype");
       }
     } else {
       using std::erf;
@@ -111,18 +114,21 @@ void unary_kernel(TensorIterator& iter, UnaryOp op) {
         case UnaryOp::Sin: return cpu_kernel<T, T>(iter, [](T x) { return std::sin(x); });
         case UnaryOp::Cos: return cpu_kernel<T, T>(iter, [](T x) { return std::cos(x); });
         case UnaryOp::Tanh: return cpu_kernel<T, T>(iter, [](T x) { return std::tanh(x); });
-        case UnaryOp::Sigmoid: return cpu_kernel<T, T>(iter, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
+        case UnaryOp::Sigmoid:
+          return cpu_kernel<T, T>(iter, [](T x) { return T(1) / (T(1) + std::exp(-x)); });
         case UnaryOp::Relu: return cpu_kernel<T, T>(iter, [](T x) { return x < 0 ? T(0) : x; });
         case UnaryOp::Gelu:
           // x * Phi(x), Phi the standard normal CDF, written with erf.
-          return cpu_kernel<T, T>(iter, [](T x) { return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2))); });
+          return cpu_kernel<T, T>(iter,
+                                  [](T x) { return T(0.5) * x * (T(1) + erf(x * T(M_SQRT1_2))); });
         case UnaryOp::GeluTanh:
           return cpu_kernel<T, T>(iter, [](T x) {
             const T k = T(M_2_SQRTPI * M_SQRT1_2);  // sqrt(2 / pi)
             return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
           });
         case UnaryOp::Sign:
-          return cpu_kernel<T, T>(iter, [](T x) { return is_nan(x) ? x : static_cast<T>((T(0) < x) - (x < T(0))); });
+          return cpu_kernel<T, T>(
+              iter, [](T x) { return is_nan(x) ? x : static_cast<T>((T(0) < x) - (x < T(0))); });
         case UnaryOp::LogicalNot: break;
       }
       GLASS_INTERNAL_ASSERT(false, to_string(op), " has no floating-point kernel");
@@ -145,29 +151,42 @@ void binary_kernel(TensorIterator& iter, BinaryOp op) {
     });
     return;
   }
-  if (op == BinaryOp::LogicalAnd) return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a && b; });
-  if (op == BinaryOp::LogicalOr) return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a || b; });
+  if (op == BinaryOp::LogicalAnd)
+    return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a && b; });
+  if (op == BinaryOp::LogicalOr)
+    return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a || b; });
   dispatch_dtype(iter.common_dtype(), to_string(op), [&]<class T>() {
     if constexpr (std::is_same_v<T, bool>) {
       switch (op) {  // PyTorch: + is "or", * is "and" on bools
         case BinaryOp::Add:
-        case BinaryOp::Maximum: return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a || b; });
+        case BinaryOp::Maximum:
+          return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a || b; });
         case BinaryOp::Mul:
-        case BinaryOp::Minimum: return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a && b; });
-        case BinaryOp::Pow: return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a || !b; });
+        case BinaryOp::Minimum:
+          return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a && b; });
+        case BinaryOp::Pow:
+          return cpu_kernel<bool, bool, bool>(iter, [](bool a, bool b) { return a || !b; });
         default: GLASS_INTERNAL_ASSERT(false, to_string(op), " reached the kernel with Bool");
       }
     } else {
       switch (op) {
-        case BinaryOp::Add: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a + b); });
-        case BinaryOp::Sub: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a - b); });
-        case BinaryOp::Mul: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a * b); });
-        case BinaryOp::Div: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a / b); });
+        case BinaryOp::Add:
+          return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a + b); });
+        case BinaryOp::Sub:
+          return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a - b); });
+        case BinaryOp::Mul:
+          return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a * b); });
+        case BinaryOp::Div:
+          return cpu_kernel<T, T, T>(iter, [](T a, T b) { return static_cast<T>(a / b); });
         case BinaryOp::Pow:
-          if constexpr (std::is_integral_v<T>) return cpu_kernel<T, T, T>(iter, [](T a, T b) { return int_pow(a, b); });
-          else return cpu_kernel<T, T, T>(iter, [](T a, T b) { return std::pow(a, b); });
-        case BinaryOp::Maximum: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return max_propagate_nan(a, b); });
-        case BinaryOp::Minimum: return cpu_kernel<T, T, T>(iter, [](T a, T b) { return min_propagate_nan(a, b); });
+          if constexpr (std::is_integral_v<T>)
+            return cpu_kernel<T, T, T>(iter, [](T a, T b) { return int_pow(a, b); });
+          else
+            return cpu_kernel<T, T, T>(iter, [](T a, T b) { return std::pow(a, b); });
+        case BinaryOp::Maximum:
+          return cpu_kernel<T, T, T>(iter, [](T a, T b) { return max_propagate_nan(a, b); });
+        case BinaryOp::Minimum:
+          return cpu_kernel<T, T, T>(iter, [](T a, T b) { return min_propagate_nan(a, b); });
         default: GLASS_INTERNAL_ASSERT(false, to_string(op), " has no arithmetic kernel");
       }
     }
@@ -179,7 +198,8 @@ void clamp_kernel(TensorIterator& iter, std::optional<Scalar> lo, std::optional<
     if (lo && hi) {
       const T l = lo->to<T>(), h = hi->to<T>();
       // NaN input stays NaN: std::max(NaN, l) returns NaN, std::min too.
-      return cpu_kernel<T, T>(iter, [=](T x) { return is_nan(x) ? x : std::min(std::max(x, l), h); });
+      return cpu_kernel<T, T>(iter,
+                              [=](T x) { return is_nan(x) ? x : std::min(std::max(x, l), h); });
     }
     if (lo) {
       const T l = lo->to<T>();

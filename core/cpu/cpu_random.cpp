@@ -14,7 +14,9 @@ void uniform_kernel(const Tensor& self, double from, double to) {
     T* p = self.data_ptr<T>();
     for (int64_t i = 0; i < self.numel(); ++i) {
       T v = static_cast<T>(from + (to - from) * detail::next_uniform01());
-      p[i] = v < static_cast<T>(to) || from == to ? v : static_cast<T>(from);  // float rounding may hit `to`
+      p[i] = v < static_cast<T>(to) || from == to
+                 ? v
+                 : static_cast<T>(from);  // float rounding may hit `to`
     }
   });
 }

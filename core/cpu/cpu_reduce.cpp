@@ -31,11 +31,15 @@ bool isnan_(T x) {
 template <ReduceOp Op, class A>
 inline A combine(A a, A b) {
   if constexpr (Op == ReduceOp::Sum) {
-    if constexpr (std::is_same_v<A, bool>) return a || b;
-    else return a + b;
+    if constexpr (std::is_same_v<A, bool>)
+      return a || b;
+    else
+      return a + b;
   } else if constexpr (Op == ReduceOp::Prod) {
-    if constexpr (std::is_same_v<A, bool>) return a && b;
-    else return a * b;
+    if constexpr (std::is_same_v<A, bool>)
+      return a && b;
+    else
+      return a * b;
   } else if constexpr (Op == ReduceOp::Max) {
     return (isnan_(a) || a > b) ? a : b;
   } else {
@@ -46,14 +50,16 @@ inline A combine(A a, A b) {
 // Folds n elements of a (possibly strided) run into `acc`.
 template <ReduceOp Op, class T, class A>
 A fold_run(const char* p, int64_t stride, int64_t n, A acc) {
-  if (stride == static_cast<int64_t>(sizeof(T)) && n >= 32 && Op != ReduceOp::Max && Op != ReduceOp::Min) {
+  if (stride == static_cast<int64_t>(sizeof(T)) && n >= 32 && Op != ReduceOp::Max &&
+      Op != ReduceOp::Min) {
     const T* x = reinterpret_cast<const T*>(p);
     constexpr int kLanes = 16;
     A lanes[kLanes];
     for (int l = 0; l < kLanes; ++l) lanes[l] = Op == ReduceOp::Sum ? A(0) : A(1);
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes)
-      for (int l = 0; l < kLanes; ++l) lanes[l] = combine<Op, A>(lanes[l], static_cast<A>(x[i + l]));
+      for (int l = 0; l < kLanes; ++l)
+        lanes[l] = combine<Op, A>(lanes[l], static_cast<A>(x[i + l]));
     for (int l = 0; l < kLanes; ++l) acc = combine<Op, A>(acc, lanes[l]);
     for (; i < n; ++i) acc = combine<Op, A>(acc, static_cast<A>(x[i]));
     return acc;
@@ -87,9 +93,11 @@ void reduce_impl(TensorIterator& iter) {
     std::mutex m;
     parallel_for(0, iter.numel(), 65536, [&](int64_t b, int64_t e) {
       A local = Op == ReduceOp::Sum ? A(0) : Op == ReduceOp::Prod ? A(1) : static_cast<A>(*out);
-      iter.serial_for_each([&](char** data, const int64_t* strides, int64_t n) {
-        local = fold_run<Op, T, A>(data[1], strides[1], n, local);
-      }, b, e);
+      iter.serial_for_each(
+          [&](char** data, const int64_t* strides, int64_t n) {
+            local = fold_run<Op, T, A>(data[1], strides[1], n, local);
+          },
+          b, e);
       std::lock_guard<std::mutex> lock(m);
       total = combine<Op, A>(total, local);
     });

@@ -40,9 +40,7 @@ void set_gemm_version(GemmVersion v) {
   current_version() = static_cast<int>(v);
 }
 
-GemmVersion get_gemm_version() {
-  return static_cast<GemmVersion>(current_version().load());
-}
+GemmVersion get_gemm_version() { return static_cast<GemmVersion>(current_version().load()); }
 
 template <class T>
 void gemm(int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t rsA, int64_t csA,

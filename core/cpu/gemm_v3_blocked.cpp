@@ -67,9 +67,7 @@ class ScratchBuffer {
 thread_local ScratchBuffer t_packed_a;
 thread_local ScratchBuffer t_packed_b;
 
-int64_t round_up(int64_t x, int64_t multiple) {
-  return (x + multiple - 1) / multiple * multiple;
-}
+int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
 
 // Packs the mb×kb block A (strides rsA, csA) into row panels of MR rows at dst,
 // zero-padding the last panel.

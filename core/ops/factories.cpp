@@ -52,37 +52,51 @@ Tensor ones(IntArrayRef size, const TensorOptions& options) {
 
 Tensor full(IntArrayRef size, const Scalar& value, const TensorOptions& options) {
   // full(size, 2) is Long and full(size, 2.5) is Float, as in PyTorch.
-  TensorOptions o = options.has_dtype() ? options
-                    : options.dtype(value.is_floating_point() ? get_default_dtype() : value.type());
+  TensorOptions o =
+      options.has_dtype()
+          ? options
+          : options.dtype(value.is_floating_point() ? get_default_dtype() : value.type());
   Tensor t = empty(size, o.requires_grad(false));
   detail::fill_into(t, value);
   return finish(t, o);
 }
 
-Tensor empty_like(const Tensor& t, const TensorOptions& options) { return empty(t.sizes(), options); }
+Tensor empty_like(const Tensor& t, const TensorOptions& options) {
+  return empty(t.sizes(), options);
+}
 Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.options()); }
-Tensor zeros_like(const Tensor& t, const TensorOptions& options) { return zeros(t.sizes(), options); }
+Tensor zeros_like(const Tensor& t, const TensorOptions& options) {
+  return zeros(t.sizes(), options);
+}
 Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options()); }
 Tensor ones_like(const Tensor& t, const TensorOptions& options) { return ones(t.sizes(), options); }
 Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.options()); }
 Tensor full_like(const Tensor& t, const Scalar& v) { return full(t.sizes(), v, t.options()); }
 
-Tensor arange(const Scalar& end, const TensorOptions& options) { return arange(0, end, 1, options); }
+Tensor arange(const Scalar& end, const TensorOptions& options) {
+  return arange(0, end, 1, options);
+}
 Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options) {
   return arange(start, end, 1, options);
 }
 
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options) {
-  bool all_int = !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
-  TensorOptions o = options.has_dtype() ? options : options.dtype(all_int ? kInt64 : get_default_dtype());
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+              const TensorOptions& options) {
+  bool all_int =
+      !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
+  TensorOptions o =
+      options.has_dtype() ? options : options.dtype(all_int ? kInt64 : get_default_dtype());
   double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
   GLASS_CHECK(st != 0, "arange(): step must be nonzero");
   GLASS_CHECK(std::isfinite(s) && std::isfinite(e), "arange(): unsupported range: ", s, " -> ", e);
-  GLASS_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange(): upper bound and larger bound "
-              "inconsistent with step sign (start ", s, ", end ", e, ", step ", st, ")");
-  int64_t n = all_int ? (end.toLong() - start.toLong() + step.toLong() - (step.toLong() > 0 ? 1 : -1)) /
-                            step.toLong()
-                      : static_cast<int64_t>(std::ceil((e - s) / st));
+  GLASS_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+              "arange(): upper bound and larger bound "
+              "inconsistent with step sign (start ",
+              s, ", end ", e, ", step ", st, ")");
+  int64_t n = all_int
+                  ? (end.toLong() - start.toLong() + step.toLong() - (step.toLong() > 0 ? 1 : -1)) /
+                        step.toLong()
+                  : static_cast<int64_t>(std::ceil((e - s) / st));
   Tensor cpu = empty({n}, TensorOptions(kFloat64));
   double* p = cpu.data_ptr<double>();
   for (int64_t i = 0; i < n; ++i) p[i] = s + static_cast<double>(i) * st;
@@ -95,7 +109,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
   return finish(cpu.to(o.requires_grad(false)), o);
 }
 
-Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& options) {
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
+                const TensorOptions& options) {
   GLASS_CHECK(steps >= 0, "linspace(): number of steps must be non-negative, got ", steps);
   Tensor cpu = empty({steps}, TensorOptions(kFloat64));
   double* p = cpu.data_ptr<double>();
@@ -104,7 +119,8 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const Ten
   // PyTorch fills the second half from the end, so the last element is exactly `end`.
   int64_t half = steps / 2;
   for (int64_t i = 0; i < steps; ++i)
-    p[i] = i < half ? s + step * static_cast<double>(i) : e - step * static_cast<double>(steps - 1 - i);
+    p[i] = i < half ? s + step * static_cast<double>(i)
+                    : e - step * static_cast<double>(steps - 1 - i);
   return finish(cpu.to(options.requires_grad(false)), options);
 }
 
@@ -118,8 +134,9 @@ Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
 }
 
 Tensor scalar_tensor(const Scalar& s, const TensorOptions& options) {
-  TensorOptions o = options.has_dtype() ? options
-                    : options.dtype(s.is_floating_point() ? get_default_dtype() : s.type());
+  TensorOptions o = options.has_dtype()
+                        ? options
+                        : options.dtype(s.is_floating_point() ? get_default_dtype() : s.type());
   Tensor t = empty({}, o.requires_grad(false));
   detail::fill_into(t, s);
   return finish(t, o);
@@ -128,7 +145,8 @@ Tensor scalar_tensor(const Scalar& s, const TensorOptions& options) {
 Tensor wrapped_scalar_tensor(const Scalar& s) {
   // Kept in double / int64 / bool so no precision is lost before promotion decides.
   Tensor t = empty({}, TensorOptions(s.type()));
-  dispatch_dtype(s.type(), "wrapped_scalar_tensor", [&]<class T>() { *t.data_ptr<T>() = s.to<T>(); });
+  dispatch_dtype(s.type(), "wrapped_scalar_tensor",
+                 [&]<class T>() { *t.data_ptr<T>() = s.to<T>(); });
   t.unsafeGetTensorImpl()->set_wrapped_number(true);
   return t;  // a CPU scalar joins ops on any device (see TensorIterator)
 }
@@ -155,7 +173,8 @@ Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options) {
 Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
                  const TensorOptions& options) {
   Tensor t = from_blob(data, sizes, options);
-  auto impl = std::make_shared<StorageImpl>(data, t.storage().nbytes(), options.device(), std::move(deleter));
+  auto impl = std::make_shared<StorageImpl>(data, t.storage().nbytes(), options.device(),
+                                            std::move(deleter));
   return Tensor(std::make_shared<TensorImpl>(Storage(std::move(impl)), t.dtype(), t.sizes().vec(),
                                              t.strides().vec(), 0));
 }

@@ -33,7 +33,8 @@ Tensor arange(const Scalar& end, const TensorOptions& options = {});
 Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options = {});
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
               const TensorOptions& options = {});
-Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& options = {});
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
+                const TensorOptions& options = {});
 Tensor eye(int64_t n, const TensorOptions& options = {});
 Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {});
 
@@ -45,7 +46,8 @@ Tensor wrapped_scalar_tensor(const Scalar& s);
 // Wraps memory the caller owns; no copy. The caller keeps it alive (or passes a
 // deleter that frees it when the last tensor viewing it goes away).
 Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
-Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides,
+                 const TensorOptions& options = {});
 Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
                  const TensorOptions& options = {});
 
@@ -60,12 +62,12 @@ void copy_into(const Tensor& dst, const Tensor& src);  // pointwise.h: no versio
 // Ragged lists ({{1, 2}, {3}}) are an error naming the offending position.
 class NestedList {
  public:
-  NestedList(double v) : value_(v), is_leaf_(true) {}  // NOLINT
+  NestedList(double v) : value_(v), is_leaf_(true) {}                      // NOLINT
   NestedList(float v) : value_(static_cast<double>(v)), is_leaf_(true) {}  // NOLINT
-  NestedList(int v) : value_(static_cast<int64_t>(v)), is_leaf_(true) {}  // NOLINT
-  NestedList(int64_t v) : value_(v), is_leaf_(true) {}  // NOLINT
-  NestedList(bool v) : value_(v), is_leaf_(true) {}  // NOLINT
-  NestedList(std::initializer_list<NestedList> l) : children_(l) {}  // NOLINT
+  NestedList(int v) : value_(static_cast<int64_t>(v)), is_leaf_(true) {}   // NOLINT
+  NestedList(int64_t v) : value_(v), is_leaf_(true) {}                     // NOLINT
+  NestedList(bool v) : value_(v), is_leaf_(true) {}                        // NOLINT
+  NestedList(std::initializer_list<NestedList> l) : children_(l) {}        // NOLINT
 
   bool is_leaf() const { return is_leaf_; }
   const Scalar& value() const { return value_; }
@@ -80,8 +82,8 @@ class NestedList {
 Tensor tensor(const NestedList& data, const TensorOptions& options = {});
 // 1-D tensors from a vector of values.
 template <class T>
-  requires(!std::is_same_v<T, bool>)
-Tensor tensor(const std::vector<T>& values, const TensorOptions& options = {}) {
+requires(!std::is_same_v<T, bool>) Tensor
+    tensor(const std::vector<T>& values, const TensorOptions& options = {}) {
   Tensor t = empty({static_cast<int64_t>(values.size())},
                    options.has_dtype() ? options : options.dtype(scalar_type_of<T>));
   Tensor src = from_blob(const_cast<T*>(values.data()), {static_cast<int64_t>(values.size())},

@@ -22,7 +22,8 @@ namespace {
 
 // Checks every value of a Long index tensor against [-size, size) and returns a copy
 // with negative values wrapped (or the tensor itself when none are negative).
-Tensor checked_index(const Tensor& idx, int64_t size, int64_t dim, const char* op, bool allow_negative) {
+Tensor checked_index(const Tensor& idx, int64_t size, int64_t dim, const char* op,
+                     bool allow_negative) {
   if (idx.numel() == 0) return idx;
   Tensor lo = idx.min(), hi = idx.max();
   int64_t mn = lo.item<int64_t>(), mx = hi.item<int64_t>();
@@ -35,7 +36,8 @@ Tensor checked_index(const Tensor& idx, int64_t size, int64_t dim, const char* o
 
 Tensor as_long_index(const Tensor& idx, const char* op) {
   GLASS_CHECK(idx.dtype() == kInt64 || idx.dtype() == kInt32, op,
-              "(): tensors used as indices must be Long, Int or Bool tensors, got ", to_string(idx.dtype()));
+              "(): tensors used as indices must be Long, Int or Bool tensors, got ",
+              to_string(idx.dtype()));
   return idx.to(kInt64);
 }
 
@@ -58,11 +60,12 @@ IndexPlan make_plan(const Tensor& self, TensorList raw, const char* op) {
   for (const Tensor& t : raw) {
     if (t.defined() && t.dtype() == kBool) {
       int64_t at = static_cast<int64_t>(per_dim.size());
-      GLASS_CHECK(at + t.dim() <= self.dim(), op, "(): too many indices for tensor of dimension ", self.dim());
+      GLASS_CHECK(at + t.dim() <= self.dim(), op, "(): too many indices for tensor of dimension ",
+                  self.dim());
       for (int64_t d = 0; d < t.dim(); ++d)
         GLASS_CHECK(t.size(d) == self.size(at + d), op, "(): the shape of the mask ", t.sizes(),
-                    " at index ", d, " does not match the shape of the indexed tensor ", self.sizes(),
-                    " at index ", at + d);
+                    " at index ", d, " does not match the shape of the indexed tensor ",
+                    self.sizes(), " at index ", at + d);
       Tensor nz = nonzero(t);  // (n, mask.dim())
       for (int64_t d = 0; d < t.dim(); ++d) per_dim.push_back(nz.select(1, d));
       if (t.dim() == 0) per_dim.push_back(Tensor());  // a 0-dim mask indexes nothing here
@@ -70,8 +73,10 @@ IndexPlan make_plan(const Tensor& self, TensorList raw, const char* op) {
       per_dim.push_back(t);
     }
   }
-  GLASS_CHECK(static_cast<int64_t>(per_dim.size()) <= self.dim(), op, "(): too many indices for tensor "
-              "of dimension ", self.dim(), " (got ", per_dim.size(), ")");
+  GLASS_CHECK(static_cast<int64_t>(per_dim.size()) <= self.dim(), op,
+              "(): too many indices for tensor "
+              "of dimension ",
+              self.dim(), " (got ", per_dim.size(), ")");
   std::vector<int64_t> dims;
   for (size_t d = 0; d < per_dim.size(); ++d)
     if (per_dim[d].defined()) dims.push_back(static_cast<int64_t>(d));
@@ -137,14 +142,18 @@ Tensor index_native(const Tensor& self, TensorList indices) {
 Tensor& index_put_native(Tensor& self, TensorList indices, const Tensor& values, bool accumulate) {
   GLASS_CHECK(values.defined(), "index_put_(): expected a defined values tensor");
   IndexPlan p = make_plan(self, indices, "index_put_");
-  GLASS_CHECK(is_expandable_to(values.sizes(), p.result_shape), "index_put_(): shape mismatch: value tensor of shape ", values.sizes(),
+  GLASS_CHECK(is_expandable_to(values.sizes(), p.result_shape),
+              "index_put_(): shape mismatch: value tensor of shape ", values.sizes(),
               " cannot be broadcast to indexing result of shape ", IntArrayRef(p.result_shape));
-  GLASS_CHECK(can_cast(values.dtype(), self.dtype()) || values.unsafeGetTensorImpl()->is_wrapped_number(),
-              "index_put_(): values of dtype ", to_string(values.dtype()),
-              " can't be cast to the tensor's dtype ", to_string(self.dtype()));
+  GLASS_CHECK(
+      can_cast(values.dtype(), self.dtype()) || values.unsafeGetTensorImpl()->is_wrapped_number(),
+      "index_put_(): values of dtype ", to_string(values.dtype()),
+      " can't be cast to the tensor's dtype ", to_string(self.dtype()));
   Tensor v = values.to(self.dtype()).expand(p.result_shape);
   TensorIteratorConfig cfg("index_put_");
-  cfg.add_output(restride(p)).add_const_input(v).check_mem_overlap(false)
+  cfg.add_output(restride(p))
+      .add_const_input(v)
+      .check_mem_overlap(false)
       .declare_static_common_dtype(self.dtype());
   for (const Tensor& idx : p.indices) cfg.add_const_input(aligned(p, idx));
   TensorIterator iter = cfg.build();
@@ -155,7 +164,8 @@ Tensor& index_put_native(Tensor& self, TensorList indices, const Tensor& values,
 
 void check_gather_shapes(const Tensor& self, int64_t d, const Tensor& index, const char* op,
                          const Tensor* src = nullptr) {
-  GLASS_CHECK(index.dtype() == kInt64, op, "(): expected dtype Long for index, got ", to_string(index.dtype()));
+  GLASS_CHECK(index.dtype() == kInt64, op, "(): expected dtype Long for index, got ",
+              to_string(index.dtype()));
   GLASS_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), op,
               "(): index tensor must have the same number of dimensions as the input tensor (",
               index.dim(), " vs ", self.dim(), ")");
@@ -183,7 +193,9 @@ Tensor gather_native(const Tensor& self, int64_t dim, const Tensor& index) {
   int64_t n = self.dim() == 0 ? 1 : self.size(d);
   Tensor idx = checked_index(index, n, d, "gather", false);
   TensorIteratorConfig cfg("gather");
-  cfg.add_output(Tensor()).add_const_input(restride_along(self, d, index)).add_const_input(idx)
+  cfg.add_output(Tensor())
+      .add_const_input(restride_along(self, d, index))
+      .add_const_input(idx)
       .declare_static_common_dtype(self.dtype());
   TensorIterator iter = cfg.build();
   int64_t stride = self.dim() == 0 ? 0 : self.stride(d);
@@ -192,17 +204,23 @@ Tensor gather_native(const Tensor& self, int64_t dim, const Tensor& index) {
 }
 
 Tensor& scatter_add_native(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  GLASS_CHECK(self.defined() && index.defined() && src.defined(), "scatter_add_(): expected defined tensors");
+  GLASS_CHECK(self.defined() && index.defined() && src.defined(),
+              "scatter_add_(): expected defined tensors");
   int64_t d = wrap_dim(dim, self.dim(), "scatter_add_");
   check_gather_shapes(self, d, index, "scatter_add_", &src);
-  GLASS_CHECK(src.dtype() == self.dtype(), "scatter_add_(): expected self and src to have the same "
-              "dtype, got ", to_string(self.dtype()), " and ", to_string(src.dtype()));
+  GLASS_CHECK(src.dtype() == self.dtype(),
+              "scatter_add_(): expected self and src to have the same "
+              "dtype, got ",
+              to_string(self.dtype()), " and ", to_string(src.dtype()));
   int64_t n = self.dim() == 0 ? 1 : self.size(d);
   Tensor idx = checked_index(index, n, d, "scatter_add_", false);
   Tensor values = src.as_strided(index.sizes(), src.strides(), src.storage_offset());
   TensorIteratorConfig cfg("scatter_add_");
-  cfg.add_output(restride_along(self, d, index)).add_const_input(values).add_const_input(idx)
-      .check_mem_overlap(false).declare_static_common_dtype(self.dtype());
+  cfg.add_output(restride_along(self, d, index))
+      .add_const_input(values)
+      .add_const_input(idx)
+      .check_mem_overlap(false)
+      .declare_static_common_dtype(self.dtype());
   TensorIterator iter = cfg.build();
   int64_t stride = self.dim() == 0 ? 0 : self.stride(d);
   kernels_for(iter.device()).index_put(iter, IntArrayRef(stride), true);
@@ -221,7 +239,8 @@ namespace ops {
 Op<Tensor(const Tensor&, TensorList)> index("index", &index_native);
 Op<Tensor&(Tensor&, TensorList, const Tensor&, bool)> index_put_("index_put_", &index_put_native);
 Op<Tensor(const Tensor&, int64_t, const Tensor&)> gather("gather", &gather_native);
-Op<Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&)> scatter_add_("scatter_add_", &scatter_add_native);
+Op<Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&)> scatter_add_("scatter_add_",
+                                                                         &scatter_add_native);
 Op<Tensor(const Tensor&)> nonzero("nonzero", &nonzero_native);
 }  // namespace ops
 
@@ -232,8 +251,10 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   GLASS_CHECK(index.dim() <= 1, "index_select(): index should have 1 dimension, got ", index.dim(),
               " (shape ", index.sizes(), ")");
   GLASS_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32,
-              "index_select(): expected dtype Long or Int for index, got ", to_string(index.dtype()));
-  if (self.dim() == 0) return ops::index(self.reshape({1}), {index.reshape({-1})}).reshape(index.sizes());
+              "index_select(): expected dtype Long or Int for index, got ",
+              to_string(index.dtype()));
+  if (self.dim() == 0)
+    return ops::index(self.reshape({1}), {index.reshape({-1})}).reshape(index.sizes());
   int64_t d = wrap_dim(dim, self.dim(), "index_select");
   Tensor idx = index.reshape({-1});
   checked_index(idx.to(kInt64), self.size(d), d, "index_select", false);
@@ -243,7 +264,9 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   return index.dim() == 0 ? out.squeeze(d) : out;
 }
 
-Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) { return ops::gather(self, dim, index); }
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+  return ops::gather(self, dim, index);
+}
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   Tensor out = ops::clone(self);
   ops::scatter_add_(out, dim, index, src);
@@ -259,8 +282,12 @@ Tensor nonzero(const Tensor& self) { return ops::nonzero(self); }
 
 // [SECTION] Tensor methods ------------------------------------------------------------------
 
-Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return glass::index_select(*this, dim, index); }
-Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return ops::gather(*this, dim, index); }
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
+  return glass::index_select(*this, dim, index);
+}
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
+  return ops::gather(*this, dim, index);
+}
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
   return glass::scatter_add(*this, dim, index, src);
 }

@@ -21,11 +21,13 @@ std::string shape_str(const Tensor& t) {
 
 void check_pair(const Tensor& a, const Tensor& b, const char* op) {
   GLASS_CHECK(a.defined() && b.defined(), op, "(): expected defined tensors");
-  GLASS_CHECK(a.dtype() == b.dtype(), op, "(): expected both operands to have the same dtype, but got ",
-              to_string(a.dtype()), " and ", to_string(b.dtype()), " (convert one with .to())");
+  GLASS_CHECK(a.dtype() == b.dtype(), op,
+              "(): expected both operands to have the same dtype, but got ", to_string(a.dtype()),
+              " and ", to_string(b.dtype()), " (convert one with .to())");
   GLASS_CHECK(a.dtype() != kBool, op, "(): not implemented for 'Bool'");
-  GLASS_CHECK(a.device() == b.device(), op, "(): expected both operands on the same device, but got ",
-              a.device(), " and ", b.device());
+  GLASS_CHECK(a.device() == b.device(), op,
+              "(): expected both operands on the same device, but got ", a.device(), " and ",
+              b.device());
 }
 
 Tensor bmm_native(const Tensor& a, const Tensor& b) {
@@ -59,11 +61,11 @@ Tensor addmm_native(const Tensor& self, const Tensor& m1, const Tensor& m2, cons
               "-D and ", m2.dim(), "-D");
   GLASS_CHECK(m1.size(1) == m2.size(0), "addmm(): mat1 and mat2 shapes cannot be multiplied (",
               shape_str(m1), " and ", shape_str(m2), ")");
-  GLASS_CHECK(self.dtype() == m1.dtype(), "addmm(): expected self to have dtype ", to_string(m1.dtype()),
-              ", got ", to_string(self.dtype()));
+  GLASS_CHECK(self.dtype() == m1.dtype(), "addmm(): expected self to have dtype ",
+              to_string(m1.dtype()), ", got ", to_string(self.dtype()));
   Shape mn = {m1.size(0), m2.size(1)};
-  GLASS_CHECK(is_expandable_to(self.sizes(), mn), "addmm(): self of shape ", self.sizes(), " cannot be broadcast to the product's shape ",
-              IntArrayRef(mn));
+  GLASS_CHECK(is_expandable_to(self.sizes(), mn), "addmm(): self of shape ", self.sizes(),
+              " cannot be broadcast to the product's shape ", IntArrayRef(mn));
   Tensor out = empty(mn, m1.options());
   if (beta.toDouble() != 0) detail::copy_into(out, self.expand(mn));
   kernels_for(m1.device()).bmm(m1.unsqueeze(0), m2.unsqueeze(0), out.unsqueeze(0), beta, alpha);
@@ -75,22 +77,26 @@ Tensor addmm_native(const Tensor& self, const Tensor& m1, const Tensor& m2, cons
 namespace ops {
 Op<Tensor(const Tensor&, const Tensor&)> mm("mm", &mm_native);
 Op<Tensor(const Tensor&, const Tensor&)> bmm("bmm", &bmm_native);
-Op<Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&)> addmm("addmm", &addmm_native);
+Op<Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&)> addmm(
+    "addmm", &addmm_native);
 }  // namespace ops
 
 Tensor mm(const Tensor& a, const Tensor& b) { return ops::mm(a, b); }
 Tensor bmm(const Tensor& a, const Tensor& b) { return ops::bmm(a, b); }
-Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta,
+             const Scalar& alpha) {
   return ops::addmm(self, m1, m2, beta, alpha);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   GLASS_CHECK(a.defined() && b.defined(), "matmul(): expected defined tensors");
-  GLASS_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul(): both arguments to matmul need to be at least 1D, "
-              "but they are ", a.dim(), "D and ", b.dim(), "D (use mul() or * for scalars)");
+  GLASS_CHECK(a.dim() >= 1 && b.dim() >= 1,
+              "matmul(): both arguments to matmul need to be at least 1D, "
+              "but they are ",
+              a.dim(), "D and ", b.dim(), "D (use mul() or * for scalars)");
   int64_t ka = a.size(-1), kb = b.dim() == 1 ? b.size(0) : b.size(-2);
-  GLASS_CHECK(ka == kb, "matmul(): shapes cannot be multiplied (", shape_str(a), " and ", shape_str(b),
-              "): the last dim of the first (", ka, ") must equal the ",
+  GLASS_CHECK(ka == kb, "matmul(): shapes cannot be multiplied (", shape_str(a), " and ",
+              shape_str(b), "): the last dim of the first (", ka, ") must equal the ",
               (b.dim() == 1 ? "only" : "second-to-last"), " dim of the second (", kb, ")");
   if (a.dim() == 1 && b.dim() == 1) return ops::mm(a.unsqueeze(0), b.unsqueeze(1)).view({});
   if (a.dim() == 2 && b.dim() == 1) return ops::mm(a, b.unsqueeze(1)).squeeze(1);
@@ -114,7 +120,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Shape ea = batch, eb = batch;
   ea.insert(ea.end(), {m, ka});
   eb.insert(eb.end(), {kb, n});
-  Tensor out = ops::bmm(a2.expand(ea).reshape({nbatch, m, ka}), b2.expand(eb).reshape({nbatch, kb, n}));
+  Tensor out =
+      ops::bmm(a2.expand(ea).reshape({nbatch, m, ka}), b2.expand(eb).reshape({nbatch, kb, n}));
   Shape out_shape = batch;
   if (a.dim() > 1) out_shape.push_back(m);
   if (b.dim() > 1) out_shape.push_back(n);
@@ -124,7 +131,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 Tensor Tensor::matmul(const Tensor& other) const { return glass::matmul(*this, other); }
 Tensor Tensor::mm(const Tensor& mat2) const { return ops::mm(*this, mat2); }
 Tensor Tensor::bmm(const Tensor& mat2) const { return ops::bmm(*this, mat2); }
-Tensor Tensor::addmm(const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) const {
+Tensor Tensor::addmm(const Tensor& m1, const Tensor& m2, const Scalar& beta,
+                     const Scalar& alpha) const {
   return ops::addmm(*this, m1, m2, beta, alpha);
 }
 

@@ -13,8 +13,8 @@
 namespace glass {
 
 Tensor matmul(const Tensor& a, const Tensor& b);
-Tensor mm(const Tensor& a, const Tensor& b);    // (M, K) @ (K, N)
-Tensor bmm(const Tensor& a, const Tensor& b);   // (B, M, K) @ (B, K, N)
+Tensor mm(const Tensor& a, const Tensor& b);   // (M, K) @ (K, N)
+Tensor bmm(const Tensor& a, const Tensor& b);  // (B, M, K) @ (B, K, N)
 // beta * self + alpha * (mat1 @ mat2); self broadcasts to (M, N).
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
              const Scalar& alpha = 1);

@@ -15,14 +15,14 @@ namespace glass {
 // [SECTION] op names ---------------------------------------------------------------------
 
 const char* to_string(UnaryOp op) {
-  static const char* names[] = {"neg",  "abs",     "exp",  "log",  "sqrt",      "rsqrt",
-                                "sin",  "cos",     "tanh", "sigmoid", "relu",   "gelu",
-                                "gelu", "sign",    "logical_not"};
+  static const char* names[] = {"neg",   "abs",  "exp",  "log",  "sqrt",
+                                "rsqrt", "sin",  "cos",  "tanh", "sigmoid",
+                                "relu",  "gelu", "gelu", "sign", "logical_not"};
   return names[static_cast<int>(op)];
 }
 
 const char* to_string(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq",
+  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum",     "minimum",   "eq",
                                 "ne",  "lt",  "le",  "gt",  "ge",  "logical_and", "logical_or"};
   return names[static_cast<int>(op)];
 }
@@ -37,7 +37,8 @@ namespace {
 // [SECTION] native implementations -------------------------------------------------------
 
 void check_defined(const Tensor& t, const char* op, const char* arg = "input") {
-  GLASS_CHECK(t.defined(), op, "(): expected a defined tensor for '", arg, "', got an undefined one");
+  GLASS_CHECK(t.defined(), op, "(): expected a defined tensor for '", arg,
+              "', got an undefined one");
 }
 
 void bump(const Tensor& t) { t.unsafeGetTensorImpl()->bump_version(); }
@@ -45,17 +46,17 @@ void bump(const Tensor& t) { t.unsafeGetTensorImpl()->bump_version(); }
 void configure_unary(TensorIteratorConfig& cfg, UnaryOp op, ScalarType in) {
   switch (op) {
     case UnaryOp::Neg:
-      GLASS_CHECK(in != kBool, "neg(): negation, the `-` operator, on a bool tensor is not "
+      GLASS_CHECK(in != kBool,
+                  "neg(): negation, the `-` operator, on a bool tensor is not "
                   "supported. Use logical_not() or the `~` operator instead.");
       break;
     case UnaryOp::Abs:
     case UnaryOp::Relu:
     case UnaryOp::Sign:
-      GLASS_CHECK(in != kBool || op == UnaryOp::Sign, to_string(op), "(): not implemented for 'Bool'");
+      GLASS_CHECK(in != kBool || op == UnaryOp::Sign, to_string(op),
+                  "(): not implemented for 'Bool'");
       break;
-    case UnaryOp::LogicalNot:
-      cfg.declare_static_common_dtype(kBool);
-      break;
+    case UnaryOp::LogicalNot: cfg.declare_static_common_dtype(kBool); break;
     default:  // exp, log, ...: integer inputs compute in the default float dtype
       cfg.promote_integer_inputs_to_float(true);
   }
@@ -94,11 +95,8 @@ void configure_binary(TensorIteratorConfig& cfg, BinaryOp op, const Tensor& a, c
       cfg.promote_integer_inputs_to_float(true);  // true division, as in Python 3
       break;
     case BinaryOp::LogicalAnd:
-    case BinaryOp::LogicalOr:
-      cfg.declare_static_common_dtype(kBool);
-      break;
-    default:
-      break;
+    case BinaryOp::LogicalOr: cfg.declare_static_common_dtype(kBool); break;
+    default: break;
   }
   if (is_comparison(op)) cfg.declare_static_output_dtype(kBool);
 }
@@ -132,7 +130,8 @@ Tensor& binary_inplace_native(BinaryOp op, Tensor& self, const Tensor& other) {
   return binary_out_impl(op, self, self, other, true);
 }
 
-void check_clamp(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+void check_clamp(const Tensor& x, const std::optional<Scalar>& lo,
+                 const std::optional<Scalar>& hi) {
   check_defined(x, "clamp");
   GLASS_CHECK(lo || hi, "clamp(): at least one of 'min' or 'max' must not be None");
   GLASS_CHECK(x.dtype() != kBool, "clamp(): not implemented for 'Bool'");
@@ -165,8 +164,10 @@ Tensor where_native(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_defined(cond, "where", "condition");
   check_defined(a, "where", "self");
   check_defined(b, "where", "other");
-  GLASS_CHECK(cond.dtype() == kBool, "where(): expected condition to be a boolean tensor, but got a "
-              "tensor with dtype ", to_string(cond.dtype()), " (compare it, e.g. x > 0, to get one)");
+  GLASS_CHECK(cond.dtype() == kBool,
+              "where(): expected condition to be a boolean tensor, but got a "
+              "tensor with dtype ",
+              to_string(cond.dtype()), " (compare it, e.g. x > 0, to get one)");
   TensorIteratorConfig cfg("where");
   cfg.add_output(Tensor()).add_const_input(cond).add_input(a).add_input(b);
   TensorIterator iter = cfg.build();
@@ -179,8 +180,8 @@ Tensor& masked_fill_native(Tensor& self, const Tensor& mask, const Scalar& value
   check_defined(mask, "masked_fill_", "mask");
   GLASS_CHECK(mask.dtype() == kBool, "masked_fill_(): expected the mask to be a Bool tensor, got ",
               to_string(mask.dtype()));
-  GLASS_CHECK(is_expandable_to(mask.sizes(), self.sizes()), "masked_fill_(): mask of shape ", mask.sizes(),
-              " cannot be broadcast to the tensor's shape ", self.sizes());
+  GLASS_CHECK(is_expandable_to(mask.sizes(), self.sizes()), "masked_fill_(): mask of shape ",
+              mask.sizes(), " cannot be broadcast to the tensor's shape ", self.sizes());
   TensorIteratorConfig cfg("masked_fill_");
   cfg.add_output(self).add_input(self).add_const_input(mask.expand(self.sizes())).is_inplace(true);
   TensorIterator iter = cfg.build();
@@ -199,8 +200,8 @@ void detail::copy_into(const Tensor& dst, const Tensor& src) {
   check_defined(self, "copy_", "self");
   check_defined(src, "copy_", "src");
   if (self.is_same(src)) return;
-  GLASS_CHECK(is_expandable_to(src.sizes(), self.sizes()), "copy_(): the source of shape ", src.sizes(),
-              " cannot be broadcast to the destination shape ", self.sizes());
+  GLASS_CHECK(is_expandable_to(src.sizes(), self.sizes()), "copy_(): the source of shape ",
+              src.sizes(), " cannot be broadcast to the destination shape ", self.sizes());
   Tensor s = src;
   if (self.device() != src.device()) {
     const DeviceKernels& k = kernels_for(self.is_cpu() ? src.device() : self.device());
@@ -212,7 +213,8 @@ void detail::copy_into(const Tensor& dst, const Tensor& src) {
   // An overlapping source (x.copy_(x.t())) is read in full before anything is written.
   if (s.is_alias_of(self)) s = ops::clone(s);
   TensorIteratorConfig cfg("copy_");
-  cfg.add_output(self).add_const_input(s.expand(self.sizes()))
+  cfg.add_output(self)
+      .add_const_input(s.expand(self.sizes()))
       .declare_static_common_dtype(self.dtype());
   TensorIterator iter = cfg.build();
   kernels_for(iter.device()).copy(iter);
@@ -256,10 +258,13 @@ Op<Tensor(UnaryOp, const Tensor&)> unary("unary", &unary_native);
 Op<Tensor&(UnaryOp, Tensor&)> unary_("unary_", &unary_inplace_native);
 Op<Tensor(BinaryOp, const Tensor&, const Tensor&)> binary("binary", &binary_native);
 Op<Tensor&(BinaryOp, Tensor&, const Tensor&)> binary_("binary_", &binary_inplace_native);
-Op<Tensor(const Tensor&, std::optional<Scalar>, std::optional<Scalar>)> clamp("clamp", &clamp_native);
-Op<Tensor&(Tensor&, std::optional<Scalar>, std::optional<Scalar>)> clamp_("clamp_", &clamp_inplace_native);
+Op<Tensor(const Tensor&, std::optional<Scalar>, std::optional<Scalar>)> clamp("clamp",
+                                                                              &clamp_native);
+Op<Tensor&(Tensor&, std::optional<Scalar>, std::optional<Scalar>)> clamp_("clamp_",
+                                                                          &clamp_inplace_native);
 Op<Tensor(const Tensor&, const Tensor&, const Tensor&)> where("where", &where_native);
-Op<Tensor&(Tensor&, const Tensor&, const Scalar&)> masked_fill_("masked_fill_", &masked_fill_native);
+Op<Tensor&(Tensor&, const Tensor&, const Scalar&)> masked_fill_("masked_fill_",
+                                                                &masked_fill_native);
 Op<Tensor&(Tensor&, const Tensor&)> copy_("copy_", &copy_native);
 Op<Tensor&(Tensor&, const Scalar&)> fill_("fill_", &fill_native);
 Op<Tensor(const Tensor&, ScalarType, Device)> to_copy("to_copy", &to_copy_native);
@@ -273,11 +278,13 @@ bool is_one(const Scalar& s) { return s.toDouble() == 1.0; }
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return ops::binary(BinaryOp::Add, a, is_one(alpha) ? b : ops::binary(BinaryOp::Mul, b, wrap(alpha)));
+  return ops::binary(BinaryOp::Add, a,
+                     is_one(alpha) ? b : ops::binary(BinaryOp::Mul, b, wrap(alpha)));
 }
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return add(a, wrap(b), alpha); }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return ops::binary(BinaryOp::Sub, a, is_one(alpha) ? b : ops::binary(BinaryOp::Mul, b, wrap(alpha)));
+  return ops::binary(BinaryOp::Sub, a,
+                     is_one(alpha) ? b : ops::binary(BinaryOp::Mul, b, wrap(alpha)));
 }
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return sub(a, wrap(b), alpha); }
 Tensor mul(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Mul, a, b); }
@@ -295,8 +302,12 @@ Tensor lt(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Lt, a
 Tensor le(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Le, a, b); }
 Tensor gt(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Gt, a, b); }
 Tensor ge(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Ge, a, b); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::LogicalAnd, a, b); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::LogicalOr, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return ops::binary(BinaryOp::LogicalAnd, a, b);
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return ops::binary(BinaryOp::LogicalOr, a, b);
+}
 Tensor logical_not(const Tensor& a) { return ops::unary(UnaryOp::LogicalNot, a); }
 
 Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
@@ -336,14 +347,20 @@ Tensor clamp_min(const Tensor& x, const Scalar& lo) { return ops::clamp(x, lo, s
 Tensor clamp_max(const Tensor& x, const Scalar& hi) { return ops::clamp(x, std::nullopt, hi); }
 
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return ops::where(c, a, b); }
-Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) { return ops::where(c, wrap(a), b); }
-Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) { return ops::where(c, a, wrap(b)); }
+Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) {
+  return ops::where(c, wrap(a), b);
+}
+Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) {
+  return ops::where(c, a, wrap(b));
+}
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
   Tensor out = ops::clone(self);
   ops::masked_fill_(out, mask, value);
   return out;
 }
-Tensor to_copy(const Tensor& self, ScalarType dtype, Device device) { return ops::to_copy(self, dtype, device); }
+Tensor to_copy(const Tensor& self, ScalarType dtype, Device device) {
+  return ops::to_copy(self, dtype, device);
+}
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
@@ -376,14 +393,22 @@ Tensor operator~(const Tensor& a) { return logical_not(a); }
 
 // [SECTION] Tensor methods ------------------------------------------------------------------
 
-Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return glass::add(*this, o, alpha); }
-Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const { return glass::add(*this, o, alpha); }
+Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const {
+  return glass::add(*this, o, alpha);
+}
+Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const {
+  return glass::add(*this, o, alpha);
+}
 Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
   return ops::binary_(BinaryOp::Add, *this, is_one(alpha) ? o : glass::mul(o, alpha));
 }
 Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) { return add_(wrap(o), alpha); }
-Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return glass::sub(*this, o, alpha); }
-Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const { return glass::sub(*this, o, alpha); }
+Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const {
+  return glass::sub(*this, o, alpha);
+}
+Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const {
+  return glass::sub(*this, o, alpha);
+}
 Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
   return ops::binary_(BinaryOp::Sub, *this, is_one(alpha) ? o : glass::mul(o, alpha));
 }
@@ -425,11 +450,17 @@ Tensor Tensor::sigmoid() const { return glass::sigmoid(*this); }
 Tensor& Tensor::sigmoid_() { return ops::unary_(UnaryOp::Sigmoid, *this); }
 Tensor Tensor::relu() const { return glass::relu(*this); }
 Tensor& Tensor::relu_() { return ops::unary_(UnaryOp::Relu, *this); }
-Tensor Tensor::gelu(const std::string& approximate) const { return glass::gelu(*this, approximate); }
+Tensor Tensor::gelu(const std::string& approximate) const {
+  return glass::gelu(*this, approximate);
+}
 Tensor Tensor::sign() const { return glass::sign(*this); }
 Tensor& Tensor::sign_() { return ops::unary_(UnaryOp::Sign, *this); }
-Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return ops::clamp(*this, lo, hi); }
-Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) { return ops::clamp_(*this, lo, hi); }
+Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
+  return ops::clamp(*this, lo, hi);
+}
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return ops::clamp_(*this, lo, hi);
+}
 Tensor Tensor::clamp_min(const Scalar& lo) const { return ops::clamp(*this, lo, std::nullopt); }
 Tensor& Tensor::clamp_min_(const Scalar& lo) { return ops::clamp_(*this, lo, std::nullopt); }
 Tensor Tensor::clamp_max(const Scalar& hi) const { return ops::clamp(*this, std::nullopt, hi); }
@@ -450,9 +481,15 @@ Tensor Tensor::ge(const Scalar& o) const { return glass::ge(*this, wrap(o)); }
 Tensor Tensor::logical_and(const Tensor& o) const { return glass::logical_and(*this, o); }
 Tensor Tensor::logical_or(const Tensor& o) const { return glass::logical_or(*this, o); }
 Tensor Tensor::logical_not() const { return glass::logical_not(*this); }
-Tensor Tensor::where(const Tensor& cond, const Tensor& other) const { return ops::where(cond, *this, other); }
-Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& v) const { return glass::masked_fill(*this, mask, v); }
-Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& v) { return ops::masked_fill_(*this, mask, v); }
+Tensor Tensor::where(const Tensor& cond, const Tensor& other) const {
+  return ops::where(cond, *this, other);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& v) const {
+  return glass::masked_fill(*this, mask, v);
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& v) {
+  return ops::masked_fill_(*this, mask, v);
+}
 
 Tensor& Tensor::copy_(const Tensor& src) { return ops::copy_(*this, src); }
 Tensor& Tensor::fill_(const Scalar& v) { return ops::fill_(*this, v); }

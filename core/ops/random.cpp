@@ -24,7 +24,8 @@ Generator& generator() {
 
 void check_float_random(const Tensor& t, const char* op) {
   GLASS_CHECK(t.defined(), op, "(): expected a defined tensor");
-  GLASS_CHECK(t.is_floating_point(), op, "(): expected a floating-point tensor, got ", to_string(t.dtype()));
+  GLASS_CHECK(t.is_floating_point(), op, "(): expected a floating-point tensor, got ",
+              to_string(t.dtype()));
 }
 
 // Fills a contiguous tensor, or a contiguous temporary copied back into a strided one.

@@ -15,8 +15,8 @@ namespace glass {
 void manual_seed(uint64_t seed);
 uint64_t initial_seed();
 
-Tensor rand(IntArrayRef size, const TensorOptions& options = {});    // U[0, 1)
-Tensor randn(IntArrayRef size, const TensorOptions& options = {});   // N(0, 1)
+Tensor rand(IntArrayRef size, const TensorOptions& options = {});   // U[0, 1)
+Tensor randn(IntArrayRef size, const TensorOptions& options = {});  // N(0, 1)
 // Integers uniform in [low, high) (dtype Long unless options say otherwise).
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& options = {});
 Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& options = {});

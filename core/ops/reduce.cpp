@@ -66,7 +66,8 @@ Tensor reduce_native(ReduceOp op, const Tensor& x, IntArrayRef dim, bool keepdim
   std::vector<bool> mask = reduced_dims(x, dim, name);
   if (op == ReduceOp::Max || op == ReduceOp::Min) {
     if (x.numel() == 0) {
-      GLASS_CHECK(!dim.empty(), name, "(): expected reduction dim to be specified for input.numel() == 0 "
+      GLASS_CHECK(!dim.empty(), name,
+                  "(): expected reduction dim to be specified for input.numel() == 0 "
                   "(an empty tensor has no maximum or minimum). Specify the reduction dim with the "
                   "'dim' argument.");
       for (int64_t d = 0; d < x.dim(); ++d)
@@ -112,7 +113,8 @@ std::tuple<Tensor, Tensor> max_dim_native(const Tensor& x, int64_t dim, bool kee
   Split3 s = split_at(x, d);
   Tensor values = empty(keepdim_shape(x, mask), x.options());
   Tensor indices = empty(keepdim_shape(x, mask), TensorOptions(kInt64).device(x.device()));
-  kernels_for(x.device()).arg_reduce(x.contiguous(), s.outer, s.n, s.inner, is_max, values, indices);
+  kernels_for(x.device())
+      .arg_reduce(x.contiguous(), s.outer, s.n, s.inner, is_max, values, indices);
   if (keepdim) return {values, indices};
   Shape rs = result_shape(x, mask, false);
   return {values.view(rs), indices.view(rs)};
@@ -126,27 +128,38 @@ Tensor softmax_native(const Tensor& x, int64_t dim, bool log) {
   int64_t d = wrap_dim(dim, x.dim(), name);
   Split3 s = split_at(x, d);
   Tensor out = empty(x.sizes(), x.options());
-  if (x.numel() > 0) kernels_for(x.device()).softmax(x.contiguous(), s.outer, s.n, s.inner, log, out);
+  if (x.numel() > 0)
+    kernels_for(x.device()).softmax(x.contiguous(), s.outer, s.n, s.inner, log, out);
   return out;
 }
 
 }  // namespace
 
 namespace ops {
-Op<Tensor(ReduceOp, const Tensor&, IntArrayRef, bool, std::optional<ScalarType>)> reduce("reduce", &reduce_native);
-Op<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool, bool)> max_dim("max_dim", &max_dim_native);
+Op<Tensor(ReduceOp, const Tensor&, IntArrayRef, bool, std::optional<ScalarType>)> reduce(
+    "reduce", &reduce_native);
+Op<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool, bool)> max_dim("max_dim",
+                                                                           &max_dim_native);
 Op<Tensor(const Tensor&, int64_t, bool)> softmax("softmax", &softmax_native);
 }  // namespace ops
 
 // [SECTION] composites -------------------------------------------------------------------
 
-Tensor sum(const Tensor& x, std::optional<ScalarType> dtype) { return ops::reduce(ReduceOp::Sum, x, {}, false, dtype); }
+Tensor sum(const Tensor& x, std::optional<ScalarType> dtype) {
+  return ops::reduce(ReduceOp::Sum, x, {}, false, dtype);
+}
 Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   return ops::reduce(ReduceOp::Sum, x, dim, keepdim, dtype);
 }
-Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) { return ops::reduce(ReduceOp::Prod, x, {}, false, dtype); }
-Tensor amax(const Tensor& x, IntArrayRef dim, bool keepdim) { return ops::reduce(ReduceOp::Max, x, dim, keepdim, std::nullopt); }
-Tensor amin(const Tensor& x, IntArrayRef dim, bool keepdim) { return ops::reduce(ReduceOp::Min, x, dim, keepdim, std::nullopt); }
+Tensor prod(const Tensor& x, std::optional<ScalarType> dtype) {
+  return ops::reduce(ReduceOp::Prod, x, {}, false, dtype);
+}
+Tensor amax(const Tensor& x, IntArrayRef dim, bool keepdim) {
+  return ops::reduce(ReduceOp::Max, x, dim, keepdim, std::nullopt);
+}
+Tensor amin(const Tensor& x, IntArrayRef dim, bool keepdim) {
+  return ops::reduce(ReduceOp::Min, x, dim, keepdim, std::nullopt);
+}
 
 namespace {
 // Number of elements each output of a reduction over `dim` combines.
@@ -160,8 +173,10 @@ int64_t reduced_count(const Tensor& x, IntArrayRef dim) {
 
 void check_floating(const Tensor& x, std::optional<ScalarType> dtype, const char* op) {
   ScalarType t = dtype.value_or(x.dtype());
-  GLASS_CHECK(is_floating_type(t), op, "(): could not infer output dtype. Input dtype must be a "
-              "floating point dtype, got ", to_string(t), " (pass dtype=glass::kFloat or convert with .to())");
+  GLASS_CHECK(is_floating_type(t), op,
+              "(): could not infer output dtype. Input dtype must be a "
+              "floating point dtype, got ",
+              to_string(t), " (pass dtype=glass::kFloat or convert with .to())");
 }
 }  // namespace
 
@@ -207,21 +222,30 @@ Tensor norm(const Tensor& x, const Scalar& p, IntArrayRef dim, bool keepdim) {
   return pow(sum(pow(abs(x), pv), dim, keepdim), 1.0 / pv);
 }
 
-std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return ops::max_dim(x, dim, keepdim, true); }
-std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return ops::max_dim(x, dim, keepdim, false); }
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
+  return ops::max_dim(x, dim, keepdim, true);
+}
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) {
+  return ops::max_dim(x, dim, keepdim, false);
+}
 
 namespace {
 Tensor arg_reduce(const Tensor& x, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   if (dim) return std::get<1>(ops::max_dim(x, *dim, keepdim, is_max));
-  GLASS_CHECK(x.numel() > 0, is_max ? "argmax" : "argmin", "(): expected reduction dim to be "
+  GLASS_CHECK(x.numel() > 0, is_max ? "argmax" : "argmin",
+              "(): expected reduction dim to be "
               "specified for input.numel() == 0");
   Tensor idx = std::get<1>(ops::max_dim(x.reshape({-1}), 0, false, is_max));
   return keepdim ? idx.view(Shape(x.dim(), 1)) : idx;
 }
 }  // namespace
 
-Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_reduce(x, dim, keepdim, true); }
-Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_reduce(x, dim, keepdim, false); }
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return arg_reduce(x, dim, keepdim, true);
+}
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return arg_reduce(x, dim, keepdim, false);
+}
 
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype) {
   return ops::softmax(dtype ? x.to(*dtype) : x, dim, false);
@@ -245,19 +269,43 @@ Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<ScalarType> dtype) 
   return ops::reduce(ReduceOp::Prod, *this, dim, keepdim, dtype);
 }
 Tensor Tensor::max() const { return ops::reduce(ReduceOp::Max, *this, {}, false, std::nullopt); }
-std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return glass::max(*this, dim, keepdim); }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
+  return glass::max(*this, dim, keepdim);
+}
 Tensor Tensor::min() const { return ops::reduce(ReduceOp::Min, *this, {}, false, std::nullopt); }
-std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const { return glass::min(*this, dim, keepdim); }
-Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const { return glass::argmax(*this, dim, keepdim); }
-Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const { return glass::argmin(*this, dim, keepdim); }
-Tensor Tensor::amax(IntArrayRef dim, bool keepdim) const { return glass::amax(*this, dim, keepdim); }
-Tensor Tensor::amin(IntArrayRef dim, bool keepdim) const { return glass::amin(*this, dim, keepdim); }
-Tensor Tensor::var(IntArrayRef dim, bool unbiased, bool keepdim) const { return glass::var(*this, dim, unbiased, keepdim); }
-Tensor Tensor::std(IntArrayRef dim, bool unbiased, bool keepdim) const { return glass::std(*this, dim, unbiased, keepdim); }
-Tensor Tensor::logsumexp(IntArrayRef dim, bool keepdim) const { return glass::logsumexp(*this, dim, keepdim); }
+std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
+  return glass::min(*this, dim, keepdim);
+}
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const {
+  return glass::argmax(*this, dim, keepdim);
+}
+Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const {
+  return glass::argmin(*this, dim, keepdim);
+}
+Tensor Tensor::amax(IntArrayRef dim, bool keepdim) const {
+  return glass::amax(*this, dim, keepdim);
+}
+Tensor Tensor::amin(IntArrayRef dim, bool keepdim) const {
+  return glass::amin(*this, dim, keepdim);
+}
+Tensor Tensor::var(IntArrayRef dim, bool unbiased, bool keepdim) const {
+  return glass::var(*this, dim, unbiased, keepdim);
+}
+Tensor Tensor::std(IntArrayRef dim, bool unbiased, bool keepdim) const {
+  return glass::std(*this, dim, unbiased, keepdim);
+}
+Tensor Tensor::logsumexp(IntArrayRef dim, bool keepdim) const {
+  return glass::logsumexp(*this, dim, keepdim);
+}
 Tensor Tensor::norm(const Scalar& p) const { return glass::norm(*this, p); }
-Tensor Tensor::norm(const Scalar& p, IntArrayRef dim, bool keepdim) const { return glass::norm(*this, p, dim, keepdim); }
-Tensor Tensor::softmax(int64_t dim, std::optional<ScalarType> dtype) const { return glass::softmax(*this, dim, dtype); }
-Tensor Tensor::log_softmax(int64_t dim, std::optional<ScalarType> dtype) const { return glass::log_softmax(*this, dim, dtype); }
+Tensor Tensor::norm(const Scalar& p, IntArrayRef dim, bool keepdim) const {
+  return glass::norm(*this, p, dim, keepdim);
+}
+Tensor Tensor::softmax(int64_t dim, std::optional<ScalarType> dtype) const {
+  return glass::softmax(*this, dim, dtype);
+}
+Tensor Tensor::log_softmax(int64_t dim, std::optional<ScalarType> dtype) const {
+  return glass::log_softmax(*this, dim, dtype);
+}
 
 }  // namespace glass

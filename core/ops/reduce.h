@@ -18,9 +18,11 @@
 namespace glass {
 
 Tensor sum(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
-Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor sum(const Tensor& x, IntArrayRef dim, bool keepdim = false,
+           std::optional<ScalarType> dtype = std::nullopt);
 Tensor mean(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
-Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, IntArrayRef dim, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
 Tensor prod(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
 Tensor amax(const Tensor& x, IntArrayRef dim = {}, bool keepdim = false);
 Tensor amin(const Tensor& x, IntArrayRef dim = {}, bool keepdim = false);
@@ -39,8 +41,9 @@ Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype
 
 namespace ops {
 extern Op<Tensor(ReduceOp, const Tensor&, IntArrayRef, bool, std::optional<ScalarType>)> reduce;
-extern Op<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool, bool)> max_dim;  // (x, dim, keepdim, is_max)
-extern Op<Tensor(const Tensor&, int64_t, bool)> softmax;                            // (x, dim, log)
+extern Op<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool, bool)>
+    max_dim;                                              // (x, dim, keepdim, is_max)
+extern Op<Tensor(const Tensor&, int64_t, bool)> softmax;  // (x, dim, log)
 }  // namespace ops
 
 }  // namespace glass

@@ -59,7 +59,8 @@ Tensor as_strided_native(const Tensor& self, IntArrayRef size, IntArrayRef strid
 
 Tensor transpose_native(const Tensor& self, int64_t dim0, int64_t dim1) {
   check_defined(self, "transpose");
-  int64_t d0 = wrap_dim(dim0, self.dim(), "transpose"), d1 = wrap_dim(dim1, self.dim(), "transpose");
+  int64_t d0 = wrap_dim(dim0, self.dim(), "transpose"),
+          d1 = wrap_dim(dim1, self.dim(), "transpose");
   Shape sizes = self.sizes().vec(), strides = self.strides().vec();
   if (self.dim() > 0) {
     std::swap(sizes[d0], sizes[d1]);
@@ -71,13 +72,15 @@ Tensor transpose_native(const Tensor& self, int64_t dim0, int64_t dim1) {
 Tensor permute_native(const Tensor& self, IntArrayRef dims) {
   check_defined(self, "permute");
   int64_t nd = self.dim();
-  GLASS_CHECK(static_cast<int64_t>(dims.size()) == nd, "permute(): number of dims don't match: ",
-              "the tensor has ", nd, " dims but dims ", dims, " has ", dims.size(), " entries");
+  GLASS_CHECK(static_cast<int64_t>(dims.size()) == nd,
+              "permute(): number of dims don't match: ", "the tensor has ", nd, " dims but dims ",
+              dims, " has ", dims.size(), " entries");
   Shape sizes(nd), strides(nd);
   std::vector<bool> seen(nd, false);
   for (int64_t i = 0; i < nd; ++i) {
     int64_t d = wrap_dim(dims[i], nd, "permute");
-    GLASS_CHECK(!seen[d], "permute(): duplicate dims are not allowed: dim ", d, " appears twice in ", dims);
+    GLASS_CHECK(!seen[d], "permute(): duplicate dims are not allowed: dim ", d,
+                " appears twice in ", dims);
     seen[d] = true;
     sizes[i] = self.size(d);
     strides[i] = self.stride(d);
@@ -89,7 +92,8 @@ Tensor expand_native(const Tensor& self, IntArrayRef size) {
   check_defined(self, "expand");
   int64_t nd = static_cast<int64_t>(size.size());
   GLASS_CHECK(nd >= self.dim(), "expand(): the number of sizes provided (", nd,
-              ") must be greater or equal to the number of dimensions in the tensor (", self.dim(), ")");
+              ") must be greater or equal to the number of dimensions in the tensor (", self.dim(),
+              ")");
   Shape sizes(nd), strides(nd);
   for (int64_t i = nd - 1; i >= 0; --i) {
     int64_t sd = i - (nd - self.dim());  // the tensor's dim aligned with i, or < 0
@@ -137,8 +141,9 @@ Tensor select_native(const Tensor& self, int64_t dim, int64_t index) {
   GLASS_CHECK(self.dim() > 0, "select(): cannot select on a 0-dim tensor");
   int64_t d = wrap_dim(dim, self.dim(), "select");
   int64_t n = self.size(d);
-  GLASS_CHECK(index >= -n && index < n, "select(): index ", index, " out of range for tensor of size ",
-              self.sizes(), " at dimension ", d, " (valid indices: ", -n, " to ", n - 1, ")");
+  GLASS_CHECK(index >= -n && index < n, "select(): index ", index,
+              " out of range for tensor of size ", self.sizes(), " at dimension ", d,
+              " (valid indices: ", -n, " to ", n - 1, ")");
   if (index < 0) index += n;
   Shape sizes = self.sizes().vec(), strides = self.strides().vec();
   sizes.erase(sizes.begin() + d);
@@ -173,7 +178,8 @@ Tensor unsqueeze_native(const Tensor& self, int64_t dim) {
 
 Tensor diagonal_native(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
   check_defined(self, "diagonal");
-  GLASS_CHECK(self.dim() >= 2, "diagonal(): expected a tensor with at least 2 dims, got ", self.dim());
+  GLASS_CHECK(self.dim() >= 2, "diagonal(): expected a tensor with at least 2 dims, got ",
+              self.dim());
   int64_t d1 = wrap_dim(dim1, self.dim(), "diagonal"), d2 = wrap_dim(dim2, self.dim(), "diagonal");
   GLASS_CHECK(d1 != d2, "diagonal(): dimensions cannot be identical ", dim1, ", ", dim2);
   int64_t storage_offset = self.storage_offset(), len;
@@ -230,7 +236,8 @@ Tensor clone_native(const Tensor& self) {
 
 namespace ops {
 Op<Tensor(const Tensor&, IntArrayRef)> view("view", &view_native);
-Op<Tensor(const Tensor&, IntArrayRef, IntArrayRef, int64_t)> as_strided("as_strided", &as_strided_native);
+Op<Tensor(const Tensor&, IntArrayRef, IntArrayRef, int64_t)> as_strided("as_strided",
+                                                                        &as_strided_native);
 Op<Tensor(const Tensor&, int64_t, int64_t)> transpose("transpose", &transpose_native);
 Op<Tensor(const Tensor&, IntArrayRef)> permute("permute", &permute_native);
 Op<Tensor(const Tensor&, IntArrayRef)> expand("expand", &expand_native);
@@ -246,11 +253,13 @@ Op<Tensor(const Tensor&)> clone("clone", &clone_native);
 
 // [SECTION] composite views ----------------------------------------------------------------
 
-Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) { return ops::transpose(self, dim0, dim1); }
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
+  return ops::transpose(self, dim0, dim1);
+}
 
 Tensor t(const Tensor& self) {
-  GLASS_CHECK(self.dim() <= 2, "t(): expects a tensor with <= 2 dimensions, but self is ", self.dim(),
-              "D (use transpose(dim0, dim1) or mT for batches)");
+  GLASS_CHECK(self.dim() <= 2, "t(): expects a tensor with <= 2 dimensions, but self is ",
+              self.dim(), "D (use transpose(dim0, dim1) or mT for batches)");
   return self.dim() < 2 ? ops::alias(self) : ops::transpose(self, 0, 1);
 }
 
@@ -260,15 +269,17 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   GLASS_CHECK(self.dim() > 0, "narrow(): cannot be applied to a 0-dim tensor");
   int64_t d = wrap_dim(dim, self.dim(), "narrow");
   int64_t n = self.size(d);
-  GLASS_CHECK(start >= -n && start <= n, "narrow(): start (", start, ") is out of range for dim ", d,
-              " of size ", n, " (expected ", -n, " <= start <= ", n, ")");
+  GLASS_CHECK(start >= -n && start <= n, "narrow(): start (", start, ") is out of range for dim ",
+              d, " of size ", n, " (expected ", -n, " <= start <= ", n, ")");
   if (start < 0) start += n;
-  GLASS_CHECK(length >= 0 && start + length <= n, "narrow(): start (", start, ") + length (", length,
-              ") exceeds dimension size (", n, ") of dim ", d);
+  GLASS_CHECK(length >= 0 && start + length <= n, "narrow(): start (", start, ") + length (",
+              length, ") exceeds dimension size (", n, ") of dim ", d);
   return ops::slice(self, d, start, start + length, 1);
 }
 
-Tensor select(const Tensor& self, int64_t dim, int64_t index) { return ops::select(self, dim, index); }
+Tensor select(const Tensor& self, int64_t dim, int64_t index) {
+  return ops::select(self, dim, index);
+}
 Tensor squeeze(const Tensor& self) { return ops::squeeze(self, std::nullopt); }
 Tensor squeeze(const Tensor& self, int64_t dim) { return ops::squeeze(self, dim); }
 Tensor unsqueeze(const Tensor& self, int64_t dim) { return ops::unsqueeze(self, dim); }
@@ -282,8 +293,10 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
 
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   if (self.dim() == 0) return self.reshape({1});
-  int64_t s = wrap_dim(start_dim, self.dim(), "flatten"), e = wrap_dim(end_dim, self.dim(), "flatten");
-  GLASS_CHECK(s <= e, "flatten(): start_dim (", start_dim, ") cannot come after end_dim (", end_dim, ")");
+  int64_t s = wrap_dim(start_dim, self.dim(), "flatten"),
+          e = wrap_dim(end_dim, self.dim(), "flatten");
+  GLASS_CHECK(s <= e, "flatten(): start_dim (", start_dim, ") cannot come after end_dim (", end_dim,
+              ")");
   if (s == e) return self;
   Shape shape;
   for (int64_t i = 0; i < s; ++i) shape.push_back(self.size(i));
@@ -315,7 +328,8 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
 }
 
 Tensor movedim(const Tensor& self, int64_t source, int64_t destination) {
-  int64_t s = wrap_dim(source, self.dim(), "movedim"), d = wrap_dim(destination, self.dim(), "movedim");
+  int64_t s = wrap_dim(source, self.dim(), "movedim"),
+          d = wrap_dim(destination, self.dim(), "movedim");
   if (self.dim() == 0) return self;
   Shape order;
   for (int64_t i = 0; i < self.dim(); ++i)
@@ -343,7 +357,9 @@ int64_t storage_index(const Tensor& t, IntArrayRef index) {
 Tensor Tensor::view(IntArrayRef size) const { return ops::view(*this, size); }
 Tensor Tensor::view_as(const Tensor& other) const { return ops::view(*this, other.sizes()); }
 Tensor Tensor::reshape(IntArrayRef shape) const { return glass::reshape(*this, shape); }
-Tensor Tensor::reshape_as(const Tensor& other) const { return glass::reshape(*this, other.sizes()); }
+Tensor Tensor::reshape_as(const Tensor& other) const {
+  return glass::reshape(*this, other.sizes());
+}
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return ops::transpose(*this, d0, d1); }
 Tensor Tensor::t() const { return glass::t(*this); }
 Tensor Tensor::permute(IntArrayRef dims) const { return ops::permute(*this, dims); }
@@ -361,7 +377,9 @@ Tensor Tensor::squeeze() const { return ops::squeeze(*this, std::nullopt); }
 Tensor Tensor::squeeze(int64_t dim) const { return ops::squeeze(*this, dim); }
 Tensor Tensor::unsqueeze(int64_t dim) const { return ops::unsqueeze(*this, dim); }
 Tensor Tensor::flatten(int64_t s, int64_t e) const { return glass::flatten(*this, s, e); }
-Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes) const { return glass::unflatten(*this, dim, sizes); }
+Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes) const {
+  return glass::unflatten(*this, dim, sizes);
+}
 Tensor Tensor::as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> off) const {
   return glass::as_strided(*this, size, stride, off);
 }

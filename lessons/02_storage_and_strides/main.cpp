@@ -25,13 +25,9 @@ std::string str(IntArrayRef a) {
   return os.str();
 }
 
-const char* yes_no(bool b) {
-  return b ? "yes" : "no";
-}
+const char* yes_no(bool b) { return b ? "yes" : "no"; }
 
-void section(const char* title) {
-  std::cout << "== " << title << " ==\n";
-}
+void section(const char* title) { std::cout << "== " << title << " ==\n"; }
 
 // The element t[i0][i1]..., reached by select(), which is itself a view: nothing is copied
 // until item() reads the one value.
@@ -59,9 +55,7 @@ void print_error(const std::function<void()>& f) {
   }
 }
 
-int64_t allocations() {
-  return glass::cpu_memory_stats().num_allocs;
-}
+int64_t allocations() { return glass::cpu_memory_stats().num_allocs; }
 
 }  // namespace
 

@@ -25,13 +25,9 @@ std::string str(IntArrayRef a) {
   return os.str();
 }
 
-const char* yes_no(bool b) {
-  return b ? "yes" : "no";
-}
+const char* yes_no(bool b) { return b ? "yes" : "no"; }
 
-void section(const char* title) {
-  std::cout << "== " << title << " ==\n";
-}
+void section(const char* title) { std::cout << "== " << title << " ==\n"; }
 
 void print_error(const std::function<void()>& f) {
   try {

@@ -11,8 +11,12 @@ namespace {
 // Everything observable about a tensor, to compare before and after a failed call.
 struct Snapshot {
   explicit Snapshot(const Tensor& t)
-      : t_(t), sizes(t.sizes().vec()), strides(t.strides().vec()), offset(t.storage_offset()),
-        version(t._version()), data(testing::values(t)) {}
+      : t_(t),
+        sizes(t.sizes().vec()),
+        strides(t.strides().vec()),
+        offset(t.storage_offset()),
+        version(t._version()),
+        data(testing::values(t)) {}
   void expect_unchanged() const {
     EXPECT_EQ(t_.sizes(), IntArrayRef(sizes));
     EXPECT_EQ(t_.strides(), IntArrayRef(strides));
@@ -84,7 +88,8 @@ TEST(BadInput, IndexOutOfBoundsGivesDimAndSize) {
   Tensor t = x23();
   Snapshot s(t);
   EXPECT_GLASS_ERROR(t.select(1, 3), "select()", "index 3", "dimension 1", "size");
-  EXPECT_GLASS_ERROR(t.index_select(0, tensor({0, 2})), "index 2 is out of bounds for dimension 0 with size 2");
+  EXPECT_GLASS_ERROR(t.index_select(0, tensor({0, 2})),
+                     "index 2 is out of bounds for dimension 0 with size 2");
   EXPECT_GLASS_ERROR(t.index({tensor({5})}), "index 5", "dimension 0", "size 2");
   EXPECT_GLASS_ERROR(t.index_put_({tensor({-3})}, 1.0), "index -3", "size 2");
   s.expect_unchanged();
@@ -92,7 +97,8 @@ TEST(BadInput, IndexOutOfBoundsGivesDimAndSize) {
 
 TEST(BadInput, NarrowAndSliceOutOfRangeAndBadStep) {
   Tensor t = x23();
-  EXPECT_GLASS_ERROR(t.narrow(1, 2, 2), "narrow()", "start (2) + length (2) exceeds dimension size (3)");
+  EXPECT_GLASS_ERROR(t.narrow(1, 2, 2), "narrow()",
+                     "start (2) + length (2) exceeds dimension size (3)");
   EXPECT_GLASS_ERROR(t.narrow(1, 4, 0), "narrow()", "start (4) is out of range");
   EXPECT_GLASS_ERROR(t.slice(1, 0, 3, 0), "slice()", "step must be positive, got 0");
   EXPECT_GLASS_ERROR(t.slice(1, 0, 3, -1), "step must be positive, got -1");
@@ -104,13 +110,15 @@ TEST(BadInput, DuplicateDimsInPermute) {
 }
 
 TEST(BadInput, ExpandOfANonSingletonDim) {
-  EXPECT_GLASS_ERROR(x23().expand({4, 3}), "expand()", "(4)", "existing size (2)", "non-singleton dimension 0");
+  EXPECT_GLASS_ERROR(x23().expand({4, 3}), "expand()", "(4)", "existing size (2)",
+                     "non-singleton dimension 0");
   EXPECT_GLASS_ERROR(x23().expand({3}), "expand()", "number of sizes");
 }
 
 TEST(BadInput, AsStridedPastTheStorage) {
   Tensor t = x23();
-  EXPECT_GLASS_ERROR(t.as_strided({2, 3}, {3, 1}, 1), "as_strided()", "storage element 6", "only 6 elements");
+  EXPECT_GLASS_ERROR(t.as_strided({2, 3}, {3, 1}, 1), "as_strided()", "storage element 6",
+                     "only 6 elements");
   EXPECT_GLASS_ERROR(t.as_strided({2}, {1, 1}), "one stride per dim");
 }
 
@@ -140,7 +148,8 @@ TEST(BadInput, RaggedNestedLists) {
 TEST(BadInput, FloatResultCannotGoIntoALongTensorInPlace) {
   Tensor i = tensor({1, 2, 3});
   Snapshot s(i);
-  EXPECT_GLASS_ERROR(i.mul_(1.5), "mul()", "result type Float can't be cast to the desired output type Long");
+  EXPECT_GLASS_ERROR(i.mul_(1.5), "mul()",
+                     "result type Float can't be cast to the desired output type Long");
   EXPECT_GLASS_ERROR(i.div_(2), "result type Float", "Long");
   EXPECT_GLASS_ERROR(i.exp_(), "result type Float", "Long");
   EXPECT_GLASS_ERROR(i.add_(tensor({0.5})), "result type Float", "Long");

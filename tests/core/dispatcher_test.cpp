@@ -15,7 +15,8 @@ Tensor backend_impl(const Tensor& x) {
   g_path.push_back("Backend");
   // Below Autograd, a nested op must not re-enter it (Note [Below-key exclusion]).
   if (x.defined() && x.requires_grad() && GradMode::is_enabled()) {
-    EXPECT_TRUE(dispatch::thread_state().excluded & (1u << static_cast<int>(DispatchKey::Autograd)));
+    EXPECT_TRUE(dispatch::thread_state().excluded &
+                (1u << static_cast<int>(DispatchKey::Autograd)));
   }
   return x.clone();
 }

@@ -6,16 +6,15 @@
 namespace glass {
 namespace {
 
-TEST(Events, NoSubscribersMeansDisabled) {
-  EXPECT_FALSE(events::enabled());
-}
+TEST(Events, NoSubscribersMeansDisabled) { EXPECT_FALSE(events::enabled()); }
 
 TEST(Events, OpDispatchesArePublishedWithTheKeyThatRanThem) {
   Tensor a = ones({2}), b = ones({2});
   std::vector<std::string> seen;
   {
     events::Subscription sub([&](const events::Event& e) {
-      if (e.kind == events::Kind::OpDispatched) seen.push_back(std::string(e.name) + "@" + e.detail);
+      if (e.kind == events::Kind::OpDispatched)
+        seen.push_back(std::string(e.name) + "@" + e.detail);
     });
     EXPECT_TRUE(events::enabled());
     Tensor c = a + b;

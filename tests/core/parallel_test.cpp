@@ -31,9 +31,7 @@ class ParallelTest : public ::testing::Test {
   int saved_threads_ = 1;
 };
 
-TEST_F(ParallelTest, DefaultThreadCountIsPositive) {
-  EXPECT_GE(get_num_threads(), 1);
-}
+TEST_F(ParallelTest, DefaultThreadCountIsPositive) { EXPECT_GE(get_num_threads(), 1); }
 
 TEST_F(ParallelTest, EveryIndexOnceInFewEnoughBigEnoughChunks) {
   for (int threads : {1, 2, 3, 4, 7}) {

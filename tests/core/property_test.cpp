@@ -40,10 +40,13 @@ TEST(Property, UnaryOpsOnEveryLayout) {
       {"abs", [](const Tensor& t) { return t.abs(); }, [](double v) { return std::abs(v); }},
       {"exp", [](const Tensor& t) { return t.exp(); }, [](double v) { return std::exp(v); }},
       {"tanh", [](const Tensor& t) { return t.tanh(); }, [](double v) { return std::tanh(v); }},
-      {"sigmoid", [](const Tensor& t) { return t.sigmoid(); }, [](double v) { return 1 / (1 + std::exp(-v)); }},
+      {"sigmoid", [](const Tensor& t) { return t.sigmoid(); },
+       [](double v) { return 1 / (1 + std::exp(-v)); }},
       {"relu", [](const Tensor& t) { return t.relu(); }, [](double v) { return v > 0 ? v : 0; }},
-      {"sqrt(abs)", [](const Tensor& t) { return t.abs().sqrt(); }, [](double v) { return std::sqrt(std::abs(v)); }},
-      {"clamp", [](const Tensor& t) { return t.clamp(-0.5, 0.5); }, [](double v) { return std::clamp(v, -0.5, 0.5); }},
+      {"sqrt(abs)", [](const Tensor& t) { return t.abs().sqrt(); },
+       [](double v) { return std::sqrt(std::abs(v)); }},
+      {"clamp", [](const Tensor& t) { return t.clamp(-0.5, 0.5); },
+       [](double v) { return std::clamp(v, -0.5, 0.5); }},
       {"sin", [](const Tensor& t) { return t.sin(); }, [](double v) { return std::sin(v); }},
   };
   std::mt19937_64 gen(1);
@@ -57,7 +60,9 @@ TEST(Property, UnaryOpsOnEveryLayout) {
           SCOPED_TRACE(std::string(c.name) + " on " + testing::to_string(layout) + " " +
                        to_string(dt));
           std::vector<double> want;
-          for_each_index(x.sizes(), [&](const std::vector<int64_t>& i) { want.push_back(c.ref(ref_at(x, i))); });
+          for_each_index(x.sizes(), [&](const std::vector<int64_t>& i) {
+            want.push_back(c.ref(ref_at(x, i)));
+          });
           EXPECT_TRUE(close(c.op(x), want));
         }
       }
@@ -90,7 +95,8 @@ TEST(Property, BinaryOpsWithBroadcastingOnEveryLayout) {
       for (Layout la : kAllLayouts) {
         Tensor a = strided_variant(a0, la), b = strided_variant(b0, kAllLayouts[trial % 5]);
         for (size_t k = 0; k < ops.size(); ++k) {
-          SCOPED_TRACE(std::string(ops[k].first) + " a " + testing::to_string(la) + " " + to_string(dt));
+          SCOPED_TRACE(std::string(ops[k].first) + " a " + testing::to_string(la) + " " +
+                       to_string(dt));
           Tensor out = ops[k].second(a, b);
           ASSERT_EQ(out.sizes(), IntArrayRef(sa));
           std::vector<double> want;
@@ -157,7 +163,8 @@ TEST(Property, MatmulOnEveryLayout) {
     int64_t m = 1 + gen() % 20, k = 1 + gen() % 20, n = 1 + gen() % 20;
     for (Layout la : kAllLayouts) {
       Tensor a = strided_variant(random_tensor({m, k}, kFloat64, 500 + trial), la);
-      Tensor b = strided_variant(random_tensor({k, n}, kFloat64, 600 + trial), kAllLayouts[(trial + 2) % 5]);
+      Tensor b = strided_variant(random_tensor({k, n}, kFloat64, 600 + trial),
+                                 kAllLayouts[(trial + 2) % 5]);
       std::vector<double> want;
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {

@@ -27,7 +27,8 @@ TEST(Shape, BroadcastShapesFollowNumPy) {
   EXPECT_EQ(broadcast_shapes({2, 1, 4}, {3, 1}), (Shape{2, 3, 4}));
   EXPECT_EQ(broadcast_shapes({}, {5}), (Shape{5}));
   EXPECT_EQ(broadcast_shapes({0}, {1}), (Shape{0}));
-  EXPECT_GLASS_ERROR(broadcast_shapes({2, 3}, {4}, "add"), "add()", "[2, 3]", "[4]", "dim 1", "3", "4");
+  EXPECT_GLASS_ERROR(broadcast_shapes({2, 3}, {4}, "add"), "add()", "[2, 3]", "[4]", "dim 1", "3",
+                     "4");
 }
 
 TEST(Shape, WrapDim) {

@@ -21,7 +21,8 @@ TEST(Storage, ViewsShareOneStorageAndOneVersionCounter) {
   EXPECT_TRUE(x.storage() == v.storage());
   uint32_t before = v._version();
   x.add_(1);  // write through one view ...
-  EXPECT_EQ(v._version(), before + 1);  // ... every view sees the bump (Note [Version Counter Sharing])
+  EXPECT_EQ(v._version(),
+            before + 1);  // ... every view sees the bump (Note [Version Counter Sharing])
   EXPECT_FALSE(x.clone().is_alias_of(x));
 }
 
@@ -29,7 +30,10 @@ TEST(Storage, FromBlobDeleterRunsWhenTheLastViewDies) {
   static int freed = 0;
   float* data = new float[4]{1, 2, 3, 4};
   {
-    Tensor t = from_blob(data, {4}, [](void* p) { delete[] static_cast<float*>(p); ++freed; });
+    Tensor t = from_blob(data, {4}, [](void* p) {
+      delete[] static_cast<float*>(p);
+      ++freed;
+    });
     Tensor v = t.narrow(0, 1, 2);
     t = Tensor();
     EXPECT_EQ(freed, 0);  // v still views the memory

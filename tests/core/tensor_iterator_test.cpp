@@ -10,7 +10,8 @@ namespace {
 
 TEST(TensorIterator, ContiguousOperandsCoalesceToOneFlatRun) {
   Tensor a = zeros({2, 3, 4}), b = zeros({2, 3, 4});
-  TensorIterator it = TensorIteratorConfig("t").add_output(Tensor()).add_input(a).add_input(b).build();
+  TensorIterator it =
+      TensorIteratorConfig("t").add_output(Tensor()).add_input(a).add_input(b).build();
   EXPECT_EQ(it.ndim(), 1);
   EXPECT_EQ(it.shape(), (std::vector<int64_t>{24}));
   EXPECT_TRUE(it.is_contiguous());
@@ -19,8 +20,12 @@ TEST(TensorIterator, ContiguousOperandsCoalesceToOneFlatRun) {
 
 TEST(TensorIterator, BroadcastOperandsGetStrideZero) {
   Tensor a = zeros({3, 4}), row = zeros({4}), col = zeros({3, 1});
-  TensorIterator it =
-      TensorIteratorConfig("t").add_output(Tensor()).add_input(a).add_input(row).add_input(col).build();
+  TensorIterator it = TensorIteratorConfig("t")
+                          .add_output(Tensor())
+                          .add_input(a)
+                          .add_input(row)
+                          .add_input(col)
+                          .build();
   // Dim 0 of the iterator is the innermost (size 4), dim 1 the outer (size 3).
   EXPECT_EQ(it.shape(), (std::vector<int64_t>{4, 3}));
   EXPECT_EQ(it.strides(1), (std::vector<int64_t>{4, 16}));  // a: bytes
@@ -40,9 +45,11 @@ TEST(TensorIterator, TransposedInputsAreWalkedInMemoryOrder) {
 TEST(TensorIterator, ForEachVisitsEveryElementOnceAcrossThreads) {
   Tensor out = zeros({300, 301}, kInt64);
   TensorIterator it = TensorIteratorConfig("t").add_output(out.t()).build();
-  it.for_each([](char** data, const int64_t* strides, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) *reinterpret_cast<int64_t*>(data[0] + i * strides[0]) += 1;
-  }, 1000);
+  it.for_each(
+      [](char** data, const int64_t* strides, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<int64_t*>(data[0] + i * strides[0]) += 1;
+      },
+      1000);
   EXPECT_EQ(out.sum().item<int64_t>(), 300 * 301);
   EXPECT_EQ(out.max().item<int64_t>(), 1);
 }
@@ -57,10 +64,12 @@ TEST(TensorIterator, OutputShapeAndDtypeAreChecked) {
 }
 
 TEST(TensorIterator, ZeroDimAndEmptyTensors) {
-  TensorIterator s = TensorIteratorConfig("t").add_output(Tensor()).add_input(scalar_tensor(2.0)).build();
+  TensorIterator s =
+      TensorIteratorConfig("t").add_output(Tensor()).add_input(scalar_tensor(2.0)).build();
   EXPECT_EQ(s.numel(), 1);
   EXPECT_EQ(s.output().dim(), 0);
-  TensorIterator e = TensorIteratorConfig("t").add_output(Tensor()).add_input(zeros({0, 3})).build();
+  TensorIterator e =
+      TensorIteratorConfig("t").add_output(Tensor()).add_input(zeros({0, 3})).build();
   EXPECT_EQ(e.numel(), 0);
   int runs = 0;
   e.for_each([&](char**, const int64_t*, int64_t) { ++runs; });
@@ -77,7 +86,8 @@ namespace {
 TEST(TensorIterator, TiledWalksMatchTheOracle) {
   Tensor a = testing::random_tensor({150, 130}, kFloat64, 1);
   Tensor b = testing::random_tensor({130, 150}, kFloat64, 2);
-  TensorIterator it = TensorIteratorConfig("t").add_output(Tensor()).add_input(a).add_input(b.t()).build();
+  TensorIterator it =
+      TensorIteratorConfig("t").add_output(Tensor()).add_input(a).add_input(b.t()).build();
   EXPECT_TRUE(it.needs_tiling());
   Tensor sum = a + b.t();
   std::vector<double> want;
@@ -88,7 +98,8 @@ TEST(TensorIterator, TiledWalksMatchTheOracle) {
   // A batched transpose-copy (outer dim 3) and a reduction over a transposed operand.
   Tensor c = testing::random_tensor({3, 131, 70}, kFloat32, 3);
   Tensor ct = c.transpose(1, 2).contiguous();
-  EXPECT_TRUE(TensorIteratorConfig("t").add_output(ct).add_input(c.transpose(1, 2)).build().needs_tiling());
+  EXPECT_TRUE(
+      TensorIteratorConfig("t").add_output(ct).add_input(c.transpose(1, 2)).build().needs_tiling());
   EXPECT_TRUE(testing::close(ct, c.transpose(1, 2)));
   EXPECT_TRUE(testing::close(b.t().sum(0), testing::values(b.sum(1)), 1e-12, 1e-12));
   set_num_threads(1);

@@ -29,7 +29,8 @@ inline double ref_at(const Tensor& t, IntArrayRef index) {
 }
 
 // Calls f(index) for every index of `sizes` in row-major order.
-inline void for_each_index(IntArrayRef sizes, const std::function<void(const std::vector<int64_t>&)>& f) {
+inline void for_each_index(IntArrayRef sizes,
+                           const std::function<void(const std::vector<int64_t>&)>& f) {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
   std::vector<int64_t> idx(sizes.size(), 0);
@@ -59,22 +60,25 @@ inline ::testing::AssertionResult close(const Tensor& actual, const std::vector<
   if (atol < 0) atol = default_atol(actual.dtype());
   std::vector<double> a = values(actual);
   if (a.size() != expected.size())
-    return ::testing::AssertionFailure() << "numel " << a.size() << " vs expected " << expected.size();
+    return ::testing::AssertionFailure()
+           << "numel " << a.size() << " vs expected " << expected.size();
   for (size_t i = 0; i < a.size(); ++i) {
     bool both_nan = std::isnan(a[i]) && std::isnan(expected[i]);
     bool same_inf = std::isinf(a[i]) && a[i] == expected[i];
     if (both_nan || same_inf) continue;
     if (!(std::abs(a[i] - expected[i]) <= atol + rtol * std::abs(expected[i])))
-      return ::testing::AssertionFailure() << "element " << i << ": " << a[i] << " vs expected "
-                                           << expected[i] << " (rtol " << rtol << ", atol " << atol << ")";
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << a[i] << " vs expected " << expected[i] << " (rtol "
+             << rtol << ", atol " << atol << ")";
   }
   return ::testing::AssertionSuccess();
 }
 
-inline ::testing::AssertionResult close(const Tensor& actual, const Tensor& expected, double rtol = -1,
-                                        double atol = -1) {
+inline ::testing::AssertionResult close(const Tensor& actual, const Tensor& expected,
+                                        double rtol = -1, double atol = -1) {
   if (actual.sizes() != expected.sizes())
-    return ::testing::AssertionFailure() << "shape " << actual.sizes() << " vs expected " << expected.sizes();
+    return ::testing::AssertionFailure()
+           << "shape " << actual.sizes() << " vs expected " << expected.sizes();
   return close(actual, values(expected), rtol, atol);
 }
 
@@ -124,7 +128,8 @@ inline Tensor strided_variant(const Tensor& src, Layout layout) {
 }
 
 // A random tensor (fixed seed) with values in [lo, hi).
-inline Tensor random_tensor(IntArrayRef shape, ScalarType dtype, uint64_t seed, double lo = -2, double hi = 2) {
+inline Tensor random_tensor(IntArrayRef shape, ScalarType dtype, uint64_t seed, double lo = -2,
+                            double hi = 2) {
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<double> dist(lo, hi);
   Tensor t = empty(shape, TensorOptions(kFloat64));
@@ -139,14 +144,14 @@ inline Tensor random_tensor(IntArrayRef shape, ScalarType dtype, uint64_t seed, 
 }  // namespace glass::testing
 
 // Expects `stmt` to throw glass::Error whose message contains every given substring.
-#define EXPECT_GLASS_ERROR(stmt, ...)                                                      \
-  do {                                                                                     \
-    try {                                                                                  \
-      stmt;                                                                                \
-      ADD_FAILURE() << "expected glass::Error from: " #stmt;                               \
-    } catch (const ::glass::Error& e) {                                                    \
-      for (const char* needle : {__VA_ARGS__})                                             \
-        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)                  \
-            << "message of " #stmt " lacks \"" << needle << "\":\n  " << e.what();         \
-    }                                                                                      \
+#define EXPECT_GLASS_ERROR(stmt, ...)                                              \
+  do {                                                                             \
+    try {                                                                          \
+      stmt;                                                                        \
+      ADD_FAILURE() << "expected glass::Error from: " #stmt;                       \
+    } catch (const ::glass::Error& e) {                                            \
+      for (const char* needle : {__VA_ARGS__})                                     \
+        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)           \
+            << "message of " #stmt " lacks \"" << needle << "\":\n  " << e.what(); \
+    }                                                                              \
   } while (0)

@@ -27,12 +27,9 @@ enum class Layout { kRowMajor, kTransposed, kSlice };
 
 const char* name(Layout l) {
   switch (l) {
-    case Layout::kRowMajor:
-      return "row-major";
-    case Layout::kTransposed:
-      return "transposed";
-    case Layout::kSlice:
-      return "slice";
+    case Layout::kRowMajor: return "row-major";
+    case Layout::kTransposed: return "transposed";
+    case Layout::kSlice: return "slice";
   }
   return "?";
 }

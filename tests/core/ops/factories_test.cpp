@@ -11,7 +11,7 @@ using testing::close;
 TEST(Factories, FilledTensors) {
   EXPECT_TRUE(close(zeros({2, 2}), {0, 0, 0, 0}));
   EXPECT_TRUE(close(ones({3}, kInt64), {1, 1, 1}));
-  EXPECT_EQ(full({2}, 7).dtype(), kInt64);     // torch.full((2,), 7) is Long
+  EXPECT_EQ(full({2}, 7).dtype(), kInt64);      // torch.full((2,), 7) is Long
   EXPECT_EQ(full({2}, 7.5).dtype(), kFloat32);  // and with 7.5, Float
   EXPECT_EQ(full({2}, true).dtype(), kBool);
   EXPECT_TRUE(close(full({2}, 7.5), {7.5, 7.5}));

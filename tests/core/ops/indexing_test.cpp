@@ -35,7 +35,7 @@ TEST(Indexing, GatherAndScatterAdd) {
 TEST(Indexing, AdvancedIndexingWithLongTensors) {
   Tensor x = x34();
   EXPECT_TRUE(close(x.index({tensor({0, 2}), tensor({1, 3})}), {1, 11}));  // pairs
-  EXPECT_TRUE(close(x.index({tensor({-1})}), {8, 9, 10, 11}));            // negative wraps
+  EXPECT_TRUE(close(x.index({tensor({-1})}), {8, 9, 10, 11}));             // negative wraps
   EXPECT_EQ(x.index({Tensor(), tensor({{0, 1}, {2, 3}})}).sizes(), (Shape{3, 2, 2}));
   Tensor y = arange(24, kFloat).view({2, 3, 4});
   // Separated advanced indices move the indexed dims to the front (NumPy's rule).

@@ -13,7 +13,7 @@ TEST(Join, CatAndStack) {
   EXPECT_TRUE(close(cat({a, b}), {1, 2, 3, 4, 5, 6}));
   EXPECT_TRUE(close(cat({b, b.t()}, 1), {3, 4, 3, 5, 5, 6, 4, 6}));
   EXPECT_EQ(cat({tensor({1}), tensor({2.5})}).dtype(), kFloat32);  // promotes like torch.cat
-  EXPECT_EQ(cat({zeros({0}), b}).sizes(), (Shape{2, 2}));           // legacy empty is skipped
+  EXPECT_EQ(cat({zeros({0}), b}).sizes(), (Shape{2, 2}));          // legacy empty is skipped
   Tensor s = stack({a.squeeze(), b.select(0, 1)}, 1);
   EXPECT_EQ(s.sizes(), (Shape{2, 2}));
   EXPECT_TRUE(close(s, {1, 5, 2, 6}));

@@ -16,7 +16,8 @@ std::vector<double> naive_mm(const Tensor& a, const Tensor& b) {
   for (int64_t i = 0; i < a.size(0); ++i)
     for (int64_t j = 0; j < b.size(1); ++j) {
       double s = 0;
-      for (int64_t k = 0; k < a.size(1); ++k) s += testing::ref_at(a, {i, k}) * testing::ref_at(b, {k, j});
+      for (int64_t k = 0; k < a.size(1); ++k)
+        s += testing::ref_at(a, {i, k}) * testing::ref_at(b, {k, j});
       out.push_back(s);
     }
   return out;
@@ -47,12 +48,14 @@ TEST(Linalg, NonContiguousOperandsMatchTheOracle) {
     Tensor a = random_tensor({37, 29}, dt, 1), b = random_tensor({29, 45}, dt, 2);
     double tol = dt == kFloat32 ? 1e-4 : 1e-10;
     EXPECT_TRUE(close(a.mm(b), naive_mm(a, b), tol, tol));
-    Tensor at = a.t().contiguous().t(), bs = random_tensor({29, 90}, dt, 3).slice(1, 0, std::nullopt, 2);
+    Tensor at = a.t().contiguous().t(),
+           bs = random_tensor({29, 90}, dt, 3).slice(1, 0, std::nullopt, 2);
     EXPECT_TRUE(close(at.mm(bs), naive_mm(at, bs), tol, tol));
     Tensor batch = random_tensor({3, 5, 4}, dt, 4), rhs = random_tensor({3, 4, 6}, dt, 5);
     Tensor out = matmul(batch, rhs);
     for (int64_t i = 0; i < 3; ++i)
-      EXPECT_TRUE(close(out.select(0, i), naive_mm(batch.select(0, i), rhs.select(0, i)), tol, tol));
+      EXPECT_TRUE(
+          close(out.select(0, i), naive_mm(batch.select(0, i), rhs.select(0, i)), tol, tol));
   }
 }
 

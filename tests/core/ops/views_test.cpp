@@ -21,26 +21,82 @@ struct ViewCase {
 TEST(Views, EveryViewSharesStorageWithTheExpectedMetadata) {
   Tensor x = arange(24, kFloat).view({2, 3, 4});
   std::vector<ViewCase> cases = {
-      {"view", [](const Tensor& t) { return t.view({6, 4}); }, {6, 4}, {4, 1}, 0},
-      {"reshape (no copy)", [](const Tensor& t) { return t.reshape({4, -1}); }, {4, 6}, {6, 1}, 0},
+      {"view",
+       [](const Tensor& t) {
+         return t.view({6, 4});
+       },
+       {6, 4},
+       {4, 1},
+       0},
+      {"reshape (no copy)",
+       [](const Tensor& t) {
+         return t.reshape({4, -1});
+       },
+       {4, 6},
+       {6, 1},
+       0},
       {"transpose", [](const Tensor& t) { return t.transpose(0, 2); }, {4, 3, 2}, {1, 4, 12}, 0},
-      {"permute", [](const Tensor& t) { return t.permute({2, 0, 1}); }, {4, 2, 3}, {1, 12, 4}, 0},
-      {"expand", [](const Tensor& t) { return t.narrow(0, 0, 1).expand({5, 3, 4}); }, {5, 3, 4}, {0, 4, 1}, 0},
+      {"permute",
+       [](const Tensor& t) {
+         return t.permute({2, 0, 1});
+       },
+       {4, 2, 3},
+       {1, 12, 4},
+       0},
+      {"expand",
+       [](const Tensor& t) {
+         return t.narrow(0, 0, 1).expand({5, 3, 4});
+       },
+       {5, 3, 4},
+       {0, 4, 1},
+       0},
       {"narrow", [](const Tensor& t) { return t.narrow(2, 1, 2); }, {2, 3, 2}, {12, 4, 1}, 1},
-      {"slice step 2", [](const Tensor& t) { return t.slice(2, 1, 4, 2); }, {2, 3, 2}, {12, 4, 2}, 1},
+      {"slice step 2",
+       [](const Tensor& t) { return t.slice(2, 1, 4, 2); },
+       {2, 3, 2},
+       {12, 4, 2},
+       1},
       {"select", [](const Tensor& t) { return t.select(1, -1); }, {2, 4}, {12, 1}, 8},
-      {"unsqueeze", [](const Tensor& t) { return t.unsqueeze(1); }, {2, 1, 3, 4}, {12, 12, 4, 1}, 0},
-      {"squeeze", [](const Tensor& t) { return t.unsqueeze(0).squeeze(); }, {2, 3, 4}, {12, 4, 1}, 0},
-      {"squeeze(dim)", [](const Tensor& t) { return t.unsqueeze(2).squeeze(2); }, {2, 3, 4}, {12, 4, 1}, 0},
+      {"unsqueeze",
+       [](const Tensor& t) { return t.unsqueeze(1); },
+       {2, 1, 3, 4},
+       {12, 12, 4, 1},
+       0},
+      {"squeeze",
+       [](const Tensor& t) { return t.unsqueeze(0).squeeze(); },
+       {2, 3, 4},
+       {12, 4, 1},
+       0},
+      {"squeeze(dim)",
+       [](const Tensor& t) { return t.unsqueeze(2).squeeze(2); },
+       {2, 3, 4},
+       {12, 4, 1},
+       0},
       {"flatten", [](const Tensor& t) { return t.flatten(1); }, {2, 12}, {12, 1}, 0},
-      {"unflatten", [](const Tensor& t) { return t.unflatten(2, {2, 2}); }, {2, 3, 2, 2}, {12, 4, 2, 1}, 0},
-      {"as_strided", [](const Tensor& t) { return t.as_strided({3, 3}, {1, 1}, 2); }, {3, 3}, {1, 1}, 2},
+      {"unflatten",
+       [](const Tensor& t) {
+         return t.unflatten(2, {2, 2});
+       },
+       {2, 3, 2, 2},
+       {12, 4, 2, 1},
+       0},
+      {"as_strided",
+       [](const Tensor& t) {
+         return t.as_strided({3, 3}, {1, 1}, 2);
+       },
+       {3, 3},
+       {1, 1},
+       2},
       {"diagonal", [](const Tensor& t) { return t.diagonal(1, 1, 2); }, {2, 3}, {12, 5}, 1},
       {"unfold", [](const Tensor& t) { return t.unfold(2, 2, 2); }, {2, 3, 2, 2}, {12, 4, 2, 1}, 0},
       {"t of 2-D", [](const Tensor& t) { return t.select(0, 1).t(); }, {4, 3}, {1, 4}, 12},
       {"movedim", [](const Tensor& t) { return t.movedim(0, 2); }, {3, 4, 2}, {4, 1, 12}, 0},
       {"detach", [](const Tensor& t) { return t.detach(); }, {2, 3, 4}, {12, 4, 1}, 0},
-      {"contiguous (already)", [](const Tensor& t) { return t.contiguous(); }, {2, 3, 4}, {12, 4, 1}, 0},
+      {"contiguous (already)",
+       [](const Tensor& t) { return t.contiguous(); },
+       {2, 3, 4},
+       {12, 4, 1},
+       0},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
