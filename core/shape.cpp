@@ -21,8 +21,8 @@ int64_t storage_index(IntArrayRef sizes, IntArrayRef strides, int64_t offset, In
   return addr;
 }
 
-Shape contiguous_strides(IntArrayRef sizes) {
-  Shape strides(sizes.size());
+DimVector contiguous_strides(IntArrayRef sizes) {
+  DimVector strides(sizes.size());
   int64_t s = 1;
   for (size_t d = sizes.size(); d-- > 0;) {
     strides[d] = s;
@@ -49,9 +49,9 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   return dim < 0 ? dim + n : dim;
 }
 
-Shape broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
   size_t n = std::max(a.size(), b.size());
-  Shape out(n);
+  DimVector out(n);
   for (size_t i = 0; i < n; ++i) {
     // Align from the right: i counts dims from the end.
     int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
@@ -74,8 +74,8 @@ bool is_expandable_to(IntArrayRef shape, IntArrayRef desired) {
   return true;
 }
 
-Shape infer_size(IntArrayRef shape, int64_t numel, const char* op) {
-  Shape out = shape.vec();
+DimVector infer_size(IntArrayRef shape, int64_t numel, const char* op) {
+  DimVector out(shape);
   int64_t known = 1;
   std::optional<size_t> infer;
   for (size_t d = 0; d < out.size(); ++d) {
@@ -103,9 +103,9 @@ Shape infer_size(IntArrayRef shape, int64_t numel, const char* op) {
 
 // PyTorch's computeStride: walk the old dims from the back in "chunks" of dims that are
 // contiguous with each other; each chunk can be split into new dims freely.
-std::optional<Shape> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
-                                  IntArrayRef new_sizes) {
-  Shape new_strides(new_sizes.size());
+std::optional<DimVector> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
+                                      IntArrayRef new_sizes) {
+  DimVector new_strides(new_sizes.size());
   if (old_sizes.empty()) {  // a 0-dim tensor: every new dim has size 1
     std::fill(new_strides.begin(), new_strides.end(), 1);
     return new_strides;
@@ -113,7 +113,7 @@ std::optional<Shape> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides
   int64_t numel = 1;
   for (int64_t s : old_sizes) numel *= s;
   if (numel == 0) {
-    if (old_sizes.equals(new_sizes)) return old_strides.vec();
+    if (old_sizes.equals(new_sizes)) return DimVector(old_strides);
     return contiguous_strides(new_sizes);
   }
   int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;

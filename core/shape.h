@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/array_ref.h"
+#include "core/small_vector.h"
 
 namespace glass {
 
@@ -23,7 +24,7 @@ using Shape = std::vector<int64_t>;
 int64_t storage_index(IntArrayRef sizes, IntArrayRef strides, int64_t offset, IntArrayRef index);
 
 // Row-major strides for `sizes`.
-Shape contiguous_strides(IntArrayRef sizes);
+DimVector contiguous_strides(IntArrayRef sizes);
 
 // Number of elements; throws on a negative size or int64 overflow, naming `op`.
 int64_t checked_numel(IntArrayRef sizes, const char* op);
@@ -34,17 +35,17 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
 // NumPy broadcasting: align trailing dims; each pair must be equal or contain a 1.
 // Throws "op(): shapes [..] and [..] cannot be broadcast: dim d is 3 vs 4".
-Shape broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op = "broadcast");
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op = "broadcast");
 
 // Can a tensor of `shape` be expanded (broadcast) to exactly `desired`?
 bool is_expandable_to(IntArrayRef shape, IntArrayRef desired);
 
 // Replaces a single -1 in `shape` so that it has `numel` elements; checks the count.
-Shape infer_size(IntArrayRef shape, int64_t numel, const char* op);
+DimVector infer_size(IntArrayRef shape, int64_t numel, const char* op);
 
 // Strides that let a tensor (old_sizes, old_strides) be viewed as new_sizes without a
 // copy, or nullopt when no such strides exist (then view() fails, reshape() copies).
-std::optional<Shape> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
+std::optional<DimVector> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
                                   IntArrayRef new_sizes);
 
 // True when the strides describe a row-major layout (size-1 dims may have any stride).

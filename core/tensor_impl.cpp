@@ -3,16 +3,17 @@
 
 namespace glass {
 
-TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Shape sizes, Shape strides,
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
                        int64_t storage_offset)
     : storage_(std::move(storage)), dtype_(dtype) {
-  set_sizes_and_strides(std::move(sizes), std::move(strides), storage_offset);
+  set_sizes_and_strides(sizes, strides, storage_offset);
 }
 
-void TensorImpl::set_sizes_and_strides(Shape sizes, Shape strides, int64_t storage_offset) {
+void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides,
+                                       int64_t storage_offset) {
   GLASS_INTERNAL_ASSERT(sizes.size() == strides.size(), "sizes and strides differ in length");
-  sizes_ = std::move(sizes);
-  strides_ = std::move(strides);
+  sizes_.assign(sizes.begin(), sizes.end());
+  strides_.assign(strides.begin(), strides.end());
   storage_offset_ = storage_offset;
   numel_ = 1;
   for (int64_t s : sizes_) numel_ *= s;

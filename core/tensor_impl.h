@@ -20,6 +20,7 @@
 #include "core/array_ref.h"
 #include "core/scalar_type.h"
 #include "core/shape.h"
+#include "core/small_vector.h"
 #include "core/storage.h"
 
 namespace glass {
@@ -32,7 +33,8 @@ struct AutogradMetaInterface {
 
 class TensorImpl {
  public:
-  TensorImpl(Storage storage, ScalarType dtype, Shape sizes, Shape strides, int64_t storage_offset);
+  TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
+             int64_t storage_offset);
 
   IntArrayRef sizes() const { return sizes_; }
   IntArrayRef strides() const { return strides_; }
@@ -54,7 +56,7 @@ class TensorImpl {
 
   // Re-points this impl at new metadata over the same storage (used by in-place view
   // ops such as squeeze_ / transpose_ and by as_strided_). Checks nothing: callers do.
-  void set_sizes_and_strides(Shape sizes, Shape strides, int64_t storage_offset);
+  void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
 
   uint32_t version() const { return storage_.version(); }
   void bump_version() const { storage_.bump_version(); }
@@ -74,8 +76,8 @@ class TensorImpl {
 
  private:
   Storage storage_;
-  Shape sizes_;
-  Shape strides_;
+  DimVector sizes_;  // inline for up to 6 dims: no heap allocation per view
+  DimVector strides_;
   int64_t storage_offset_;
   int64_t numel_;
   ScalarType dtype_;

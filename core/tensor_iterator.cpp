@@ -41,6 +41,7 @@ TensorIterator TensorIteratorConfig::build() {
   it.op_ = op_;
   it.reduction_ = reduction_;
   it.noutputs_ = static_cast<int>(outputs_.size());
+  it.ops_.reserve(outputs_.size() + inputs_.size());
   for (const Tensor& t : outputs_) it.ops_.push_back({t, Tensor(), nullptr, {}});
   for (const Tensor& t : inputs_) it.ops_.push_back({t, Tensor(), nullptr, {}});
   it.compute_shape(*this);
@@ -76,11 +77,11 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& cfg) {
                 device_, " and ", t.device(), " (move one with .to(device))");
   }
 
-  Shape shape;
+  DimVector shape;
   bool first = true;
   for (size_t k = noutputs_; k < ops_.size(); ++k) {
-    shape =
-        first ? ops_[k].tensor.sizes().vec() : broadcast_shapes(shape, ops_[k].tensor.sizes(), op_);
+    shape = first ? DimVector(ops_[k].tensor.sizes())
+                  : broadcast_shapes(shape, ops_[k].tensor.sizes(), op_);
     first = false;
   }
   if (cfg.reduction_) {
@@ -91,7 +92,7 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& cfg) {
       const Tensor& out = ops_[k].tensor;
       if (!out.defined()) continue;
       if (first) {
-        shape = out.sizes().vec();
+        shape = DimVector(out.sizes());
         first = false;
       }
       GLASS_CHECK(out.sizes() == IntArrayRef(shape), op_, "(): output with shape ", out.sizes(),
@@ -155,9 +156,10 @@ void TensorIterator::allocate_or_check_outputs(const TensorIteratorConfig& cfg) 
     if (!op.tensor.defined()) {
       // Allocate in the iteration order, so a result of transposed inputs is laid out
       // like them (PyTorch does the same) and is written sequentially.
-      Shape perm_sizes(shape_.rbegin(), shape_.rend());
+      DimVector perm_sizes(shape_.size());
+      for (size_t d = 0; d < shape_.size(); ++d) perm_sizes[d] = shape_[shape_.size() - 1 - d];
       Tensor t = empty(perm_sizes, TensorOptions(out_dtype).device(device_));
-      Shape inv(shape_.size());
+      DimVector inv(shape_.size());
       bool identity = true;
       for (size_t d = 0; d < perm_.size(); ++d) {
         inv[perm_[d]] = static_cast<int64_t>(shape_.size() - 1 - d);
@@ -194,7 +196,7 @@ void TensorIterator::allocate_or_check_outputs(const TensorIteratorConfig& cfg) 
       }
     }
     // Recompute this output's strides in the iteration order.
-    std::vector<int64_t> s(shape_.size());
+    DimVector s(shape_.size());
     for (size_t d = 0; d < perm_.size(); ++d) {
       int64_t ud = perm_[d];
       int64_t size = op.tensor.dim() == 0 ? 1 : op.tensor.size(ud);
@@ -252,7 +254,7 @@ void TensorIterator::reorder_dims() {
   for (int64_t k = 0; k < nd; ++k) shape_[k] = logical_shape_[perm_[k]];
   for (Operand& op : ops_) {
     if (!op.tensor.defined()) continue;
-    std::vector<int64_t> s(nd);
+    DimVector s(nd);
     for (int64_t k = 0; k < nd; ++k) s[k] = op.strides[perm_[k]];
     op.strides = std::move(s);
   }

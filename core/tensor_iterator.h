@@ -99,12 +99,12 @@ class TensorIterator {
   using Loop = std::function<void(char** data, const int64_t* strides, int64_t n)>;
 
   int ndim() const { return static_cast<int>(shape_.size()); }
-  const std::vector<int64_t>& shape() const { return shape_; }
+  IntArrayRef shape() const { return shape_; }
   int64_t numel() const { return numel_; }
   int ntensors() const { return static_cast<int>(ops_.size()); }
   int noutputs() const { return noutputs_; }
   // Byte strides of operand k over shape() (dim 0 innermost).
-  const std::vector<int64_t>& strides(int k) const { return ops_[k].strides; }
+  IntArrayRef strides(int k) const { return ops_[k].strides; }
   char* data_ptr(int k) const { return ops_[k].data; }
   ScalarType dtype(int k) const { return ops_[k].tensor.dtype(); }
   ScalarType common_dtype() const { return common_dtype_; }
@@ -142,7 +142,7 @@ class TensorIterator {
     Tensor tensor;    // what the kernel reads/writes (dtype = computation dtype)
     Tensor original;  // the user's output tensor when `tensor` is a temporary
     char* data = nullptr;
-    std::vector<int64_t> strides;  // bytes, one per dim of shape_
+    DimVector strides;  // bytes, one per dim of shape_
   };
 
   void compute_shape(const TensorIteratorConfig& cfg);
@@ -158,9 +158,9 @@ class TensorIterator {
   const char* op_ = "";
   std::vector<Operand> ops_;
   int noutputs_ = 0;
-  std::vector<int64_t> shape_;          // broadcast shape, dim 0 innermost after build()
-  std::vector<int64_t> logical_shape_;  // broadcast shape in the users' order
-  std::vector<int64_t> perm_;           // perm_[k] = user dim that is iteration dim k
+  DimVector shape_;          // broadcast shape, dim 0 innermost after build()
+  DimVector logical_shape_;  // broadcast shape in the users' order
+  DimVector perm_;           // perm_[k] = user dim that is iteration dim k
   int64_t numel_ = 0;
   ScalarType common_dtype_ = ScalarType::Undefined;
   Device device_ = Device(kCPU);

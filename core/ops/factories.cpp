@@ -30,7 +30,7 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& 
   GLASS_CHECK(!__builtin_mul_overflow(elems, static_cast<int64_t>(element_size(dt)), &nbytes),
               "empty(): shape ", size, " needs more bytes than fit in int64 (size overflow)");
   Storage storage = Storage::allocate(static_cast<size_t>(nbytes), options.device());
-  auto impl = std::make_shared<TensorImpl>(std::move(storage), dt, size.vec(), stride.vec(), 0);
+  auto impl = std::make_shared<TensorImpl>(std::move(storage), dt, size, stride, 0);
   return finish(Tensor(std::move(impl)), options);
 }
 

@@ -21,15 +21,14 @@ void check_defined(const Tensor& t, const char* op) {
 }
 
 // The one constructor of views: same storage, new metadata.
-Tensor make_view(const Tensor& self, Shape sizes, Shape strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>(self.storage(), self.dtype(), std::move(sizes),
-                                           std::move(strides), offset);
+Tensor make_view(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>(self.storage(), self.dtype(), sizes, strides, offset);
   return Tensor(std::move(impl));
 }
 
 Tensor view_native(const Tensor& self, IntArrayRef size) {
   check_defined(self, "view");
-  Shape shape = infer_size(size, self.numel(), "view");
+  DimVector shape = infer_size(size, self.numel(), "view");
   auto strides = view_strides(self.sizes(), self.strides(), shape);
   GLASS_CHECK(strides.has_value(), "view(): shape ", IntArrayRef(shape),
               " is not compatible with sizes ", self.sizes(), " and strides ", self.strides(),
@@ -61,7 +60,7 @@ Tensor transpose_native(const Tensor& self, int64_t dim0, int64_t dim1) {
   check_defined(self, "transpose");
   int64_t d0 = wrap_dim(dim0, self.dim(), "transpose"),
           d1 = wrap_dim(dim1, self.dim(), "transpose");
-  Shape sizes = self.sizes().vec(), strides = self.strides().vec();
+  DimVector sizes(self.sizes()), strides(self.strides());
   if (self.dim() > 0) {
     std::swap(sizes[d0], sizes[d1]);
     std::swap(strides[d0], strides[d1]);
@@ -75,7 +74,7 @@ Tensor permute_native(const Tensor& self, IntArrayRef dims) {
   GLASS_CHECK(static_cast<int64_t>(dims.size()) == nd,
               "permute(): number of dims don't match: ", "the tensor has ", nd, " dims but dims ",
               dims, " has ", dims.size(), " entries");
-  Shape sizes(nd), strides(nd);
+  DimVector sizes(nd), strides(nd);
   std::vector<bool> seen(nd, false);
   for (int64_t i = 0; i < nd; ++i) {
     int64_t d = wrap_dim(dims[i], nd, "permute");
@@ -94,7 +93,7 @@ Tensor expand_native(const Tensor& self, IntArrayRef size) {
   GLASS_CHECK(nd >= self.dim(), "expand(): the number of sizes provided (", nd,
               ") must be greater or equal to the number of dimensions in the tensor (", self.dim(),
               ")");
-  Shape sizes(nd), strides(nd);
+  DimVector sizes(nd), strides(nd);
   for (int64_t i = nd - 1; i >= 0; --i) {
     int64_t sd = i - (nd - self.dim());  // the tensor's dim aligned with i, or < 0
     int64_t want = size[i];
@@ -130,7 +129,7 @@ Tensor slice_native(const Tensor& self, int64_t dim, int64_t start, int64_t end,
   if (end < 0) end += n;
   start = std::clamp<int64_t>(start, 0, n);
   end = std::clamp<int64_t>(end, start, n);
-  Shape sizes = self.sizes().vec(), strides = self.strides().vec();
+  DimVector sizes(self.sizes()), strides(self.strides());
   sizes[d] = (end - start + step - 1) / step;
   strides[d] = self.stride(d) * step;
   return make_view(self, sizes, strides, self.storage_offset() + start * self.stride(d));
@@ -145,7 +144,7 @@ Tensor select_native(const Tensor& self, int64_t dim, int64_t index) {
               " out of range for tensor of size ", self.sizes(), " at dimension ", d,
               " (valid indices: ", -n, " to ", n - 1, ")");
   if (index < 0) index += n;
-  Shape sizes = self.sizes().vec(), strides = self.strides().vec();
+  DimVector sizes(self.sizes()), strides(self.strides());
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
   return make_view(self, sizes, strides, self.storage_offset() + index * self.stride(d));
@@ -153,7 +152,7 @@ Tensor select_native(const Tensor& self, int64_t dim, int64_t index) {
 
 Tensor squeeze_native(const Tensor& self, std::optional<int64_t> dim) {
   check_defined(self, "squeeze");
-  Shape sizes, strides;
+  DimVector sizes, strides;
   std::optional<int64_t> d;
   if (dim) d = wrap_dim(*dim, self.dim(), "squeeze");
   for (int64_t i = 0; i < self.dim(); ++i) {
@@ -168,7 +167,7 @@ Tensor squeeze_native(const Tensor& self, std::optional<int64_t> dim) {
 Tensor unsqueeze_native(const Tensor& self, int64_t dim) {
   check_defined(self, "unsqueeze");
   int64_t d = wrap_dim(dim, self.dim() + 1, "unsqueeze");
-  Shape sizes = self.sizes().vec(), strides = self.strides().vec();
+  DimVector sizes(self.sizes()), strides(self.strides());
   // The new dim's stride makes it look contiguous with the next one (any value works).
   int64_t s = d < self.dim() ? self.size(d) * self.stride(d) : 1;
   sizes.insert(sizes.begin() + d, 1);
@@ -190,7 +189,7 @@ Tensor diagonal_native(const Tensor& self, int64_t offset, int64_t dim1, int64_t
     len = std::max<int64_t>(std::min(self.size(d1) + offset, self.size(d2)), 0);
     if (len > 0) storage_offset -= offset * self.stride(d1);
   }
-  Shape sizes, strides;
+  DimVector sizes, strides;
   for (int64_t i = 0; i < self.dim(); ++i) {
     if (i == d1 || i == d2) continue;
     sizes.push_back(self.size(i));
@@ -208,7 +207,7 @@ Tensor unfold_native(const Tensor& self, int64_t dimension, int64_t size, int64_
   GLASS_CHECK(size >= 0 && size <= n, "unfold(): maximum size for tensor at dimension ", d, " is ",
               n, " but size is ", size);
   GLASS_CHECK(step > 0, "unfold(): step is ", step, " but must be > 0");
-  Shape sizes = self.sizes().vec(), strides = self.strides().vec();
+  DimVector sizes(self.sizes()), strides(self.strides());
   if (self.dim() == 0) return make_view(self, {size}, {1}, self.storage_offset());
   int64_t st = self.stride(d);
   sizes[d] = (n - size) / step + 1;
@@ -286,7 +285,7 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) { return ops::unsqueeze(self, 
 
 Tensor reshape(const Tensor& self, IntArrayRef shape) {
   GLASS_CHECK(self.defined(), "reshape(): expected a defined tensor");
-  Shape s = infer_size(shape, self.numel(), "reshape");
+  DimVector s = infer_size(shape, self.numel(), "reshape");
   if (view_strides(self.sizes(), self.strides(), s)) return ops::view(self, s);
   return ops::view(ops::clone(self), s);
 }
