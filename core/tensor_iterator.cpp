@@ -15,6 +15,10 @@
 
 namespace glass {
 
+namespace {
+constexpr int kMaxIterDims = 16;
+}  // namespace
+
 // [SECTION] configuration ------------------------------------------------------------
 
 TensorIteratorConfig& TensorIteratorConfig::add_output(const Tensor& t) {
@@ -48,6 +52,12 @@ TensorIterator TensorIteratorConfig::build() {
   it.compute_types(*this);
   it.allocate_or_check_outputs(*this);
   it.coalesce_dims();
+  // The run loops keep per-dim and per-operand state in fixed stack arrays.
+  GLASS_CHECK(it.ndim() <= kMaxIterDims && it.ntensors() <= kMaxIterDims, op_,
+              "(): TensorIterator supports at most ", kMaxIterDims,
+              " dims (after merging "
+              "contiguous ones) and ",
+              kMaxIterDims, " operands; got ", it.ndim(), " and ", it.ntensors());
   for (auto& op : it.ops_) op.data = static_cast<char*>(op.tensor.data_ptr());
   return it;
 }
@@ -310,17 +320,14 @@ void TensorIterator::serial_for_each(const Loop& loop, int64_t begin, int64_t en
   if (begin >= end) return;
   int nd = ndim(), nt = ntensors();
   // Small fixed buffers: this runs once per op call, so no heap allocation here.
-  constexpr int kMax = 16;
-  GLASS_CHECK(nd <= kMax && nt <= kMax, op_, "(): TensorIterator supports at most ", kMax,
-              " dims after coalescing and ", kMax, " operands");
-  int64_t counter[kMax];
+  int64_t counter[kMaxIterDims];
   int64_t rem = begin;
   for (int d = 0; d < nd; ++d) {
     counter[d] = rem % shape_[d];
     rem /= shape_[d];
   }
-  char* ptrs[kMax];
-  int64_t inner[kMax];
+  char* ptrs[kMaxIterDims];
+  int64_t inner[kMaxIterDims];
   for (int k = 0; k < nt; ++k) inner[k] = ops_[k].strides[0];
   int64_t pos = begin;
   while (pos < end) {
@@ -368,18 +375,16 @@ int64_t TensorIterator::num_tile_rows() const {
 }
 
 void TensorIterator::tiled_for_each(const Loop& loop, int64_t begin, int64_t end) const {
-  constexpr int kMax = 16;
   int nd = ndim(), nt = ntensors();
-  GLASS_INTERNAL_ASSERT(nd <= kMax && nt <= kMax, "too many dims or operands to tile");
   int64_t rows_per_outer = (shape_[1] + kTile - 1) / kTile;
-  char* ptrs[kMax];
-  int64_t inner[kMax];
+  char* ptrs[kMaxIterDims];
+  int64_t inner[kMaxIterDims];
   for (int k = 0; k < nt; ++k) inner[k] = ops_[k].strides[0];
   for (int64_t r = begin; r < end; ++r) {
     // r -> (outer index over dims >= 2, first dim-1 index of this tile row)
     int64_t outer = r / rows_per_outer, j0 = (r % rows_per_outer) * kTile;
     int64_t j1 = std::min(j0 + kTile, shape_[1]);
-    char* base[kMax];
+    char* base[kMaxIterDims];
     for (int k = 0; k < nt; ++k) {
       char* p = ops_[k].data;
       int64_t rem = outer;
