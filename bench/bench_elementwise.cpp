@@ -15,9 +15,10 @@
 //   add_out            glass::add_out(out, a, b) into a preallocated out
 //   chain6             ((a*b + a) * 0.5 - b).relu().sigmoid(): six kernels, each reading
 //                      and writing whole tensors: 15 x 64 MiB (a fused kernel would move 3)
-//   exp, sigmoid, tanh y = a.exp() / a.sigmoid() / a.tanh() alone, a in [-1, 1): one read and
-//                      one write each, so at memcpy speed unless the math is the bottleneck
-//                      (core/cpu/vec_math.h)
+//   relu, exp, sigmoid, tanh
+//                      y = a.relu() / a.exp() / ... alone, a in [-1, 1): one read and one
+//                      write each. relu is the yardstick (no math); the others show what
+//                      the math costs on top (core/cpu/vec_math.h)
 //   add_row            a (4096x4096) + row (4096): stride 0 along dim 0
 //   add_col            a (4096x4096) + col (4096x1): stride 0 along dim 1
 //   add_transposed     a.t() + b: one operand walks memory 16 KiB per element
@@ -162,6 +163,7 @@ void run_unary(benchmark::State& state, glass::Tensor (glass::Tensor::*op)() con
   }
   finish(state, threads, 2 * kBytes, t0);
 }
+void BM_relu(benchmark::State& state) { run_unary(state, &glass::Tensor::relu); }
 void BM_exp(benchmark::State& state) { run_unary(state, &glass::Tensor::exp); }
 void BM_sigmoid(benchmark::State& state) { run_unary(state, &glass::Tensor::sigmoid); }
 void BM_tanh(benchmark::State& state) { run_unary(state, &glass::Tensor::tanh); }
@@ -207,6 +209,7 @@ BENCHMARK(BM_add_new)->Apply(glass_bench::at_1_and_2_threads);
 BENCHMARK(BM_add_new_nocache)->Apply(glass_bench::at_1_and_2_threads);
 BENCHMARK(BM_add_out)->Apply(glass_bench::at_1_and_2_threads);
 BENCHMARK(BM_chain6)->Apply(glass_bench::at_1_and_2_threads);
+BENCHMARK(BM_relu)->Apply(glass_bench::at_1_and_2_threads);
 BENCHMARK(BM_exp)->Apply(glass_bench::at_1_and_2_threads);
 BENCHMARK(BM_sigmoid)->Apply(glass_bench::at_1_and_2_threads);
 BENCHMARK(BM_tanh)->Apply(glass_bench::at_1_and_2_threads);

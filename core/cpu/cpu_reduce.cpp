@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "core/cpu/cpu_kernels.h"
+#include "core/cpu/vec_math.h"
 #include "core/parallel.h"
 
 namespace glass::cpu {
@@ -162,7 +163,7 @@ void softmax_kernel(const Tensor& in, int64_t outer, int64_t n, int64_t inner, b
         if (std::isinf(m)) m = 0;  // an all -inf row: keep exp(-inf) = 0 rather than nan
         double s = 0;
         for (int64_t i = 0; i < n; ++i) {
-          T ex = std::exp(xr[i * inner] - m);
+          T ex = vec_math::exp(xr[i * inner] - m);
           if (!log) yr[i * inner] = ex;
           s += static_cast<double>(ex);
         }
