@@ -78,19 +78,5 @@ TEST_F(DispatcherTest, ExclusionIsRestoredAfterAHandlerThrows) {
   EXPECT_EQ(dispatch::thread_state().excluded, 0);
 }
 
-TEST(GradMode, GuardsNest) {
-  EXPECT_TRUE(GradMode::is_enabled());
-  {
-    NoGradGuard a;
-    EXPECT_FALSE(GradMode::is_enabled());
-    {
-      AutoGradMode b(true);
-      EXPECT_TRUE(GradMode::is_enabled());
-    }
-    EXPECT_FALSE(GradMode::is_enabled());
-  }
-  EXPECT_TRUE(GradMode::is_enabled());
-}
-
 }  // namespace
 }  // namespace glass

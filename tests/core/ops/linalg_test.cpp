@@ -1,6 +1,8 @@
 // tests/core/ops/linalg_test.cpp — matmul shapes and values against a naive triple loop.
 #include "core/ops/linalg.h"
 
+#include <thread>
+
 #include "../test_util.h"
 
 namespace glass {
@@ -65,6 +67,34 @@ TEST(Linalg, Errors) {
   EXPECT_GLASS_ERROR(mm(ones({2, 3}), ones({3})), "2-D");
   EXPECT_GLASS_ERROR(mm(ones({2, 3}), ones({3, 2}, kFloat64)), "same dtype", "Float", "Double");
   EXPECT_GLASS_ERROR(bmm(ones({2, 2, 3}), ones({3, 3, 2})), "batch sizes differ");
+}
+
+}  // namespace
+}  // namespace glass
+
+namespace glass {
+namespace {
+
+// Several user threads at once: each gets its own packing buffers and, while one of
+// them holds the intra-op pool, the others run serially — results must not change.
+TEST(Linalg, ConcurrentCallersGetTheSameResults) {
+  Tensor a = testing::random_tensor({96, 80}, kFloat32, 7),
+         b = testing::random_tensor({80, 72}, kFloat32, 8);
+  Tensor want = a.mm(b);
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      bool good = true;
+      for (int i = 0; i < 20; ++i) {
+        Tensor got = a.mm(b) + 0;
+        good = good && testing::close(got, want, 0, 0);
+      }
+      ok[t] = good;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok, std::vector<int>(4, 1));
 }
 
 }  // namespace
