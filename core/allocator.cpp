@@ -6,6 +6,11 @@
 // rounded to 64 B steps. One mutex guards the lists; it is held for a few instructions.
 #include "core/allocator.h"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -22,8 +27,30 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 
+// Blocks of at least 2 MiB are aligned to 2 MiB and offered to the kernel as huge-page
+// candidates (Linux madvise; what PyTorch does under THP_MEM_ALLOC_ENABLE). One huge page
+// replaces 512 small ones: a fresh 64 MiB tensor takes 32 page faults instead of 16k, and
+// a transposed walk through it (16 KiB between consecutive reads) stays inside a handful
+// of TLB entries instead of touching a new page per element.
+constexpr size_t kHugePage = size_t{2} << 20;
+
+void* os_allocate(size_t size) {
+  if (size < kHugePage) return std::aligned_alloc(kAlignment, size);
+  void* p = std::aligned_alloc(kHugePage, size);  // size is a multiple of 2 MiB here
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (p) madvise(p, size, MADV_HUGEPAGE);  // advice only: failure just means small pages
+#endif
+  return p;
+}
+
 size_t round_size(size_t n) {
   if (n <= 512) return (n + 63) / 64 * 64;
+  if (n >= kHugePage) {  // a 2 MiB multiple, so aligned_alloc(2 MiB, size) is valid
+    size_t pow2 = kHugePage;
+    while (pow2 * 2 < n) pow2 *= 2;
+    size_t step = std::max(pow2 / 4, kHugePage);
+    return (n + step - 1) / step * step;
+  }
   size_t pow2 = 1;
   while (pow2 * 2 < n) pow2 *= 2;  // pow2 < n <= 2 * pow2
   size_t step = pow2 / 4;
@@ -65,7 +92,7 @@ class CpuCachingAllocator final : public Allocator {
         stats_.peak_allocated_bytes = stats_.allocated_bytes;
     }
     if (!ptr) {
-      ptr = std::aligned_alloc(kAlignment, size);
+      ptr = os_allocate(size);
       if (!ptr) {
         std::lock_guard<std::mutex> lock(mutex_);
         stats_.allocated_bytes -= static_cast<int64_t>(size);
