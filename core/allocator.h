@@ -4,6 +4,7 @@
 // freed blocks in per-size-class free lists and hands them out again, the same idea as
 // PyTorch's CUDA caching allocator, taught here on the CPU first: a fresh 64 MiB buffer
 // costs ~16k page faults the first time it is touched, a recycled one costs nothing.
+// Blocks of 2 MiB and more are 2 MiB-aligned and offered to the kernel as huge pages.
 // Invariant: every pointer returned by allocate(n) goes back through deallocate(p, n)
 // with the same n; the stats below are exact at every moment.
 #pragma once

@@ -30,6 +30,15 @@ TEST_F(AllocatorTest, FreedBlocksAreReusedForTheSameSizeClass) {
   EXPECT_GT(cpu_memory_stats().num_cache_hits, s.num_cache_hits);
 }
 
+TEST_F(AllocatorTest, LargeBlocksAreHugePageAligned) {
+  Tensor big = empty({3 << 18});  // 3 MiB: rounded to a 2 MiB multiple, 2 MiB-aligned
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data_ptr()) % (2 << 20), 0u);
+  big.fill_(1);
+  EXPECT_EQ(big.sum().item<float>(), static_cast<float>(3 << 18));
+  Tensor small = empty({100});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data_ptr()) % 64, 0u);
+}
+
 TEST_F(AllocatorTest, StatsTrackAllocatedCachedAndPeak) {
   MemoryStats before = cpu_memory_stats();
   cpu_reset_peak_memory_stats();
