@@ -25,6 +25,9 @@ namespace glass {
 
 class Tensor;
 using TensorList = ArrayRef<Tensor>;
+namespace autograd {
+class Node;  // autograd/node.h; core only passes pointers to it around
+}
 
 class Tensor {
  public:
@@ -77,6 +80,21 @@ class Tensor {
   Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
 
   std::string toString() const;  // "CPUFloatType{2,3}"-style summary
+
+  // ---- autograd (declared here as in libtorch, defined in autograd/; link
+  // glasstorch::glasstorch) -------------------------------------------------------------
+  // Accumulates the gradient of this tensor into the .grad() of every leaf it depends
+  // on. `gradient` may be omitted for a one-element tensor. retain_graph defaults to
+  // create_graph; `inputs` restricts accumulation to those leaves.
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false, TensorList inputs = {}) const;
+  // The accumulated gradient (undefined until a backward pass reaches this tensor).
+  const Tensor& grad() const;
+  Tensor& mutable_grad() const;
+  // True for tensors not computed by a recorded op (all tensors that do not require grad).
+  bool is_leaf() const;
+  // The node that computed this tensor, or null for a leaf.
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
 
   // ---- views: new metadata over the same storage (ops/views.h) ------------------------
   Tensor view(IntArrayRef size) const;

@@ -20,9 +20,13 @@
 //   }
 //
 // Layers (each its own library; see ARCHITECTURE.md): core — storage, strides,
-// broadcasting, dtypes, the dispatcher and the CPU kernels — is what exists today.
+// broadcasting, dtypes, the dispatcher and the CPU kernels — and autograd (reverse mode:
+// x.requires_grad_(), y.backward(), x.grad()) exist today.
 #pragma once
 
+#include "autograd/engine.h"
+#include "autograd/node.h"
+#include "autograd/variable.h"
 #include "core/allocator.h"
 #include "core/array_ref.h"
 #include "core/device.h"

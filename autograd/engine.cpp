@@ -1,0 +1,179 @@
+// autograd/engine.cpp — dependency counting and the ready queue (see engine.h).
+#include "autograd/engine.h"
+
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autograd/functions.h"
+#include "autograd/variable.h"
+#include "core/error.h"
+#include "core/events.h"
+#include "core/grad_mode.h"
+#include "core/ops/factories.h"
+
+namespace glass::autograd {
+namespace {
+
+// Gradients waiting at a node's inputs; contributions to one input are summed.
+using InputBuffer = std::vector<Tensor>;
+
+void accumulate(InputBuffer& buf, uint32_t pos, const Tensor& g) {
+  if (!g.defined()) return;
+  buf[pos] = buf[pos].defined() ? buf[pos] + g : g;
+}
+
+struct CompareSeq {
+  bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
+};
+
+tensor_list run(const tensor_list& outputs, const tensor_list& grad_outputs, bool keep_graph,
+                bool create_graph, const tensor_list& inputs, bool accumulate_grad,
+                bool allow_unused, const char* api) {
+  GLASS_CHECK(!outputs.empty(), api, "(): expected at least one output tensor");
+  GLASS_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), api, "(): got ",
+              grad_outputs.size(), " gradients for ", outputs.size(), " outputs");
+  // Roots and their seed gradients.
+  std::vector<Edge> roots;
+  tensor_list seeds;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    GLASS_CHECK(out.defined(), api, "(): output ", i, " is an undefined tensor");
+    Edge e = gradient_edge(out);
+    GLASS_CHECK(e.is_valid(), api, "(): element ", i,
+                " of tensors does not require grad and does "
+                "not have a grad_fn (was it computed under NoGradGuard, or from tensors that do "
+                "not require grad?)");
+    Tensor g = grad_outputs.empty() ? Tensor() : grad_outputs[i];
+    if (!g.defined()) {
+      GLASS_CHECK(out.numel() == 1, api,
+                  "(): grad can be implicitly created only for scalar "
+                  "outputs; the output has shape ",
+                  out.sizes(), ". Pass a gradient of that shape.");
+      g = ones_like(out);
+    } else {
+      GLASS_CHECK(g.sizes() == out.sizes(), api, "(): mismatch in shape: the gradient has shape ",
+                  g.sizes(), " but the output has shape ", out.sizes());
+    }
+    roots.push_back(e);
+    seeds.push_back(g);
+  }
+
+  // Dependencies: how many edges from reachable nodes point at each node.
+  std::unordered_map<Node*, int> deps;
+  std::unordered_set<Node*> seen;
+  std::vector<Node*> stack;
+  for (const Edge& e : roots)
+    if (seen.insert(e.function.get()).second) stack.push_back(e.function.get());
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& next : n->next_edges()) {
+      if (!next.is_valid()) continue;
+      deps[next.function.get()]++;
+      if (seen.insert(next.function.get()).second) stack.push_back(next.function.get());
+    }
+  }
+
+  // Where to capture gradients for `inputs` (grad(), or backward(inputs=...)).
+  std::vector<Edge> input_edges;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    GLASS_CHECK(inputs[i].defined() && inputs[i].requires_grad(), api, "(): input ", i,
+                " does not require grad");
+    input_edges.push_back(gradient_edge(inputs[i]));
+  }
+  tensor_list captured(inputs.size());
+  std::vector<bool> reached(inputs.size(), false);
+
+  std::unordered_map<Node*, InputBuffer> buffers;
+  std::unordered_map<Node*, std::shared_ptr<Node>>
+      keep_alive;  // nodes may be shared only via edges
+  auto buffer_of = [&](const std::shared_ptr<Node>& n) -> InputBuffer& {
+    auto it = buffers.find(n.get());
+    if (it == buffers.end()) {
+      it = buffers.emplace(n.get(), InputBuffer(n->num_inputs())).first;
+      keep_alive.emplace(n.get(), n);
+    }
+    return it->second;
+  };
+  std::priority_queue<Node*, std::vector<Node*>, CompareSeq> ready;
+  for (size_t i = 0; i < roots.size(); ++i)
+    accumulate(buffer_of(roots[i].function), roots[i].input_nr, seeds[i]);
+  for (const Edge& e : roots)
+    if (deps[e.function.get()] == 0 && buffers.count(e.function.get()))
+      ready.push(e.function.get());
+  std::unordered_set<Node*> queued;
+  for (const Edge& e : roots) queued.insert(e.function.get());
+
+  glass::AutoGradMode grad_mode(
+      create_graph);  // backward formulas record a graph only for create_graph
+  while (!ready.empty()) {
+    Node* node = ready.top();
+    ready.pop();
+    std::shared_ptr<Node> holder = keep_alive[node];
+    InputBuffer grads = std::move(buffers[node]);
+    buffers.erase(node);
+    bool is_accumulator = dynamic_cast<AccumulateGrad*>(node) != nullptr;
+    bool is_input = false;
+    for (size_t i = 0; i < input_edges.size(); ++i) {
+      if (input_edges[i].function.get() != node) continue;
+      is_input = true;
+      reached[i] = true;
+      captured[i] = grads[input_edges[i].input_nr];
+    }
+    bool run_node = !is_accumulator || (accumulate_grad && (inputs.empty() || is_input));
+    tensor_list out;
+    if (run_node) {
+      if (events::enabled())
+        events::publish({.kind = events::Kind::BackwardNodeRun, .name = "backward", .ptr = node});
+      out = node->apply(std::move(grads));
+      if (!keep_graph) node->release_variables();
+    }
+    const auto& edges = node->next_edges();
+    GLASS_INTERNAL_ASSERT(!run_node || is_accumulator || out.size() == edges.size(), node->name(),
+                          " returned ", out.size(), " gradients for ", edges.size(), " inputs");
+    for (size_t i = 0; i < edges.size(); ++i) {
+      const Edge& e = edges[i];
+      if (!e.is_valid()) continue;
+      if (run_node && i < out.size())
+        accumulate(buffer_of(e.function), e.input_nr, out[i]);
+      else
+        buffer_of(e.function);
+      if (--deps[e.function.get()] == 0 && queued.insert(e.function.get()).second)
+        ready.push(e.function.get());
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!accumulate_grad)
+      GLASS_CHECK(reached[i] || allow_unused, api, "(): one of the differentiated tensors (input ",
+                  i,
+                  ") appears to not have been used in the graph. Set allow_unused=true if this is "
+                  "the desired behavior.");
+  }
+  return captured;
+}
+
+// Any program that uses the engine also records graphs: register the handlers here too
+// (see tensor_methods.cpp for why registration rides on a referenced file).
+const bool g_registered = [] {
+  register_autograd_handlers();
+  return true;
+}();
+
+}  // namespace
+
+void backward(const tensor_list& outputs, const tensor_list& grad_outputs,
+              std::optional<bool> retain_graph, bool create_graph, const tensor_list& inputs) {
+  run(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, inputs, true, true,
+      "backward");
+}
+
+tensor_list grad(const tensor_list& outputs, const tensor_list& inputs,
+                 const tensor_list& grad_outputs, std::optional<bool> retain_graph,
+                 bool create_graph, bool allow_unused) {
+  GLASS_CHECK(!inputs.empty(), "grad(): expected at least one input tensor");
+  return run(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, inputs,
+             false, allow_unused, "grad");
+}
+
+}  // namespace glass::autograd

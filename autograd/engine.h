@@ -1,0 +1,30 @@
+// autograd/engine.h — running the backward graph (seed §IV).
+//
+// backward() starts from the roots' grad_fns, counts for every reachable node how many
+// edges point into it (its dependencies), and runs a node once all its incoming
+// gradients have arrived, summing gradients that meet at one input (the `a + a` case).
+// Ready nodes run latest-created first, which respects every dependency. Each node
+// applies its vector-Jacobian product; no Jacobian is ever formed.
+#pragma once
+
+#include <optional>
+
+#include "autograd/node.h"
+#include "core/tensor.h"
+
+namespace glass::autograd {
+
+// Accumulates d(outputs)/d(leaf) into every leaf's .grad() (or only into `inputs`'s).
+// grad_outputs[i] may be undefined for a one-element output (then it is 1).
+void backward(const tensor_list& outputs, const tensor_list& grad_outputs = {},
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+              const tensor_list& inputs = {});
+
+// Returns d(outputs)/d(inputs) without touching any .grad(). An input the outputs do
+// not depend on is an error unless allow_unused (then its gradient is undefined).
+tensor_list grad(const tensor_list& outputs, const tensor_list& inputs,
+                 const tensor_list& grad_outputs = {},
+                 std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                 bool allow_unused = false);
+
+}  // namespace glass::autograd

@@ -1,0 +1,63 @@
+// autograd/node.h — one step of the backward graph: a grad_fn.
+//
+// When an op runs on inputs that require grad, autograd records a Node for it (the
+// output's grad_fn). A Node knows how to turn the gradient of its forward outputs into
+// gradients of its forward inputs — a vector-Jacobian product, never a Jacobian (seed
+// §IV) — and where to send each of those: next_edges()[i] is the Node that produced
+// input i (its grad_fn, or the AccumulateGrad of a leaf), with the index of that
+// Node's input the gradient feeds. The graph is a DAG that only points backwards in
+// time, so shared_ptrs from later Nodes to earlier ones never form a cycle.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace glass::autograd {
+
+using tensor_list = std::vector<Tensor>;
+class Node;
+
+// Where a gradient goes: input `input_nr` of `function`. An invalid edge (no function)
+// stands for an input that does not require grad.
+struct Edge {
+  std::shared_ptr<Node> function;
+  uint32_t input_nr = 0;
+  bool is_valid() const { return function != nullptr; }
+};
+
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  Node();
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // PyTorch's name for the node type, e.g. "MulBackward0".
+  virtual std::string name() const = 0;
+
+  // grads[i] is the gradient of forward output i (undefined: zero). Returns one gradient
+  // per next edge (undefined where there is nothing to send).
+  virtual tensor_list apply(tensor_list&& grads) = 0;
+
+  // Drops saved tensors after a backward pass that does not retain the graph.
+  virtual void release_variables() {}
+
+  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }
+  // Number of forward outputs, i.e. of gradients this node receives.
+  uint32_t num_inputs() const { return num_inputs_; }
+  void set_num_inputs(uint32_t n) { num_inputs_ = n; }
+  // Creation order: the engine runs later nodes first, which is always a valid order.
+  uint64_t sequence_nr() const { return sequence_nr_; }
+
+ private:
+  std::vector<Edge> next_edges_;
+  uint32_t num_inputs_ = 1;
+  uint64_t sequence_nr_;
+};
+
+}  // namespace glass::autograd

@@ -1,0 +1,48 @@
+// autograd/saved_variable.cpp — saving tensors and checking them on the way back.
+#include "autograd/saved_variable.h"
+
+#include "autograd/variable.h"
+#include "core/error.h"
+#include "core/grad_mode.h"
+
+namespace glass::autograd {
+
+SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
+  if (!t.defined()) return;
+  saved_version_ = t._version();
+  is_output_ = is_output;
+  requires_grad_ = t.requires_grad();
+  if (is_output) {
+    AutogradMeta* m = get_meta(t);
+    output_nr_ = m ? m->output_nr : 0;
+    NoGradGuard no_grad;
+    data_ = t.detach();  // same storage, no grad_fn: no cycle back to the owner
+  } else {
+    data_ = t;
+  }
+}
+
+Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
+  GLASS_CHECK(!released_,
+              "Trying to backward through the graph a second time (or directly access "
+              "saved tensors after they have already been freed). Saved intermediate values of "
+              "the graph are freed when you call backward() or autograd::grad(). Specify "
+              "retain_graph=true if you need to backward through the graph a second time.");
+  if (!data_.defined()) return Tensor();
+  GLASS_CHECK(data_._version() == saved_version_,
+              "one of the variables needed for gradient computation has been modified by an "
+              "inplace operation: [",
+              to_string(data_.dtype()), " ", data_.sizes(), "] is at version ", data_._version(),
+              "; expected version ", saved_version_, " instead (saved by ",
+              (owner ? owner->name() : std::string("a backward node")),
+              "). Hint: the inplace "
+              "op came after this tensor was used; clone() it before modifying, or enable "
+              "anomaly detection to find the forward op.");
+  if (!is_output_ || !requires_grad_) return data_;
+  NoGradGuard no_grad;
+  Tensor out = data_.detach();
+  if (owner) set_history(out, owner, output_nr_);
+  return out;
+}
+
+}  // namespace glass::autograd

@@ -1,0 +1,52 @@
+// autograd/variable.cpp — AutogradMeta bookkeeping and gradient accumulation.
+#include "autograd/variable.h"
+
+#include "core/grad_mode.h"
+
+namespace glass::autograd {
+
+AutogradMeta* get_meta(const Tensor& t) {
+  return static_cast<AutogradMeta*>(t.unsafeGetTensorImpl()->autograd_meta());
+}
+
+AutogradMeta& materialize_meta(const Tensor& t) {
+  TensorImpl* impl = t.unsafeGetTensorImpl();
+  if (!impl->autograd_meta()) impl->set_autograd_meta(std::make_unique<AutogradMeta>());
+  return *static_cast<AutogradMeta*>(impl->autograd_meta());
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return {};
+  AutogradMeta& m = materialize_meta(t);
+  if (m.grad_fn) return {m.grad_fn, m.output_nr};
+  std::shared_ptr<Node> acc = m.grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t);
+    m.grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t output_nr) {
+  AutogradMeta& m = materialize_meta(t);
+  m.grad_fn = fn;
+  m.output_nr = output_nr;
+  t.unsafeGetTensorImpl()->set_requires_grad(true);
+}
+
+tensor_list AccumulateGrad::apply(tensor_list&& grads) {
+  Tensor g = std::move(grads.at(0));
+  if (!g.defined()) return {};
+  AutogradMeta& m = materialize_meta(variable_);
+  if (!m.grad.defined()) {
+    // Keep the graph of g only when building a higher-order graph (create_graph).
+    m.grad = GradMode::is_enabled() ? g : g.detach().clone();
+  } else if (GradMode::is_enabled()) {
+    m.grad = m.grad + g;
+  } else {
+    m.grad.add_(g);
+  }
+  return {};
+}
+
+}  // namespace glass::autograd

@@ -1,0 +1,48 @@
+// autograd/variable.h — the autograd state of a tensor, and how outputs join the graph.
+//
+// core's TensorImpl keeps a requires_grad flag and an opaque AutogradMetaInterface slot;
+// this layer puts an AutogradMeta there. Invariant: a tensor with a grad_fn is a
+// non-leaf (it was computed from tensors that require grad); a leaf that requires grad
+// reaches the graph through an AccumulateGrad node, created on first use and shared by
+// every op that reads the leaf (held weakly here, so it dies with the graph).
+#pragma once
+
+#include <memory>
+
+#include "autograd/node.h"
+#include "core/tensor.h"
+
+namespace glass::autograd {
+
+struct AutogradMeta : AutogradMetaInterface {
+  Tensor grad;                           // accumulated .grad() of a leaf (or a retained one)
+  std::shared_ptr<Node> grad_fn;         // the node that produced this tensor; null for leaves
+  std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, while a graph uses it
+  uint32_t output_nr = 0;                // which output of grad_fn this tensor is
+  bool retains_grad = false;             // a non-leaf whose .grad() is kept (retain_grad())
+};
+
+// The tensor's AutogradMeta, or null if it never took part in autograd.
+AutogradMeta* get_meta(const Tensor& t);
+AutogradMeta& materialize_meta(const Tensor& t);
+
+// The edge a gradient for `t` must follow: its grad_fn, or its leaf accumulator (created
+// if needed), or an invalid edge when `t` does not require grad.
+Edge gradient_edge(const Tensor& t);
+
+// Makes `fn` the grad_fn of output `output_nr` (`t` then requires grad and is no leaf).
+void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t output_nr = 0);
+
+// Accumulates incoming gradients into a leaf's .grad().
+class AccumulateGrad : public Node {
+ public:
+  explicit AccumulateGrad(Tensor variable) : variable_(std::move(variable)) {}
+  std::string name() const override { return "AccumulateGrad"; }
+  tensor_list apply(tensor_list&& grads) override;
+  const Tensor& variable() const { return variable_; }
+
+ private:
+  Tensor variable_;
+};
+
+}  // namespace glass::autograd

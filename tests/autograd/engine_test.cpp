@@ -1,0 +1,127 @@
+// tests/autograd/engine_test.cpp — the engine on hand-worked graphs, and its errors.
+#include "autograd/engine.h"
+
+#include "autograd/node.h"
+#include "core/test_util.h"
+
+namespace glass {
+namespace {
+
+using testing::close;
+
+TEST(Engine, ChainRuleByHand) {
+  // y = sum((a * b + c).relu()) with a = [1, -2], b = [3, 4], c = [1, 1]:
+  // a*b + c = [4, -7] -> relu mask [1, 0]; dy/da = b*mask = [3, 0], dy/db = a*mask = [1, 0].
+  Tensor a = tensor({1., -2.}).requires_grad_(), b = tensor({3., 4.}).requires_grad_();
+  Tensor c = tensor({1., 1.}).requires_grad_();
+  Tensor y = (a * b + c).relu().sum();
+  EXPECT_EQ(y.grad_fn()->name(), "SumBackward1");
+  y.backward();
+  EXPECT_TRUE(close(a.grad(), {3, 0}));
+  EXPECT_TRUE(close(b.grad(), {1, 0}));
+  EXPECT_TRUE(close(c.grad(), {1, 0}));
+  EXPECT_TRUE(a.is_leaf());
+  EXPECT_FALSE(y.is_leaf());
+}
+
+TEST(Engine, SharedInputsAccumulate) {
+  // y = a + a  and  z = a * a: dy/da = 2, dz/da = 2a.
+  Tensor a = tensor({3.}).requires_grad_();
+  (a + a).sum().backward();
+  EXPECT_TRUE(close(a.grad(), {2}));
+  (a * a).sum().backward();  // accumulates into the same .grad()
+  EXPECT_TRUE(close(a.grad(), {2 + 6}));
+}
+
+TEST(Engine, DiamondGraphRunsEachNodeOnce) {
+  // h = x * 2; y = h.exp() + h.sin(): dy/dx = 2 (e^h + cos h).
+  Tensor x = tensor({0.3}, kFloat64).requires_grad_();
+  Tensor h = x * 2;
+  Tensor y = (h.exp() + h.sin()).sum();
+  y.backward();
+  EXPECT_TRUE(close(x.grad(), {2 * (std::exp(0.6) + std::cos(0.6))}));
+}
+
+TEST(Engine, GradDoesNotTouchDotGradAndSupportsCreateGraph) {
+  Tensor x = tensor({2.}, kFloat64).requires_grad_();
+  Tensor y = (x * x * x).sum();  // y = x^3
+  auto g = autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
+  EXPECT_TRUE(close(g[0], {12}));  // 3x^2
+  EXPECT_FALSE(x.grad().defined());
+  auto gg = autograd::grad({g[0].sum()}, {x});  // second derivative: 6x
+  EXPECT_TRUE(close(gg[0], {12}));
+}
+
+TEST(Engine, RetainGraphAndSecondBackward) {
+  Tensor x = tensor({1., 2.}).requires_grad_();
+  Tensor y = (x * x).sum();
+  y.backward(Tensor(), /*retain_graph=*/true);
+  y.backward();
+  EXPECT_TRUE(close(x.grad(), {4, 8}));
+  Tensor z = (x * x).sum();
+  z.backward();
+  EXPECT_GLASS_ERROR(z.backward(), "backward through the graph a second time", "retain_graph");
+}
+
+TEST(Engine, BackwardInputsRestrictAccumulation) {
+  Tensor a = tensor({1.}).requires_grad_(), b = tensor({2.}).requires_grad_();
+  (a * b).sum().backward(Tensor(), std::nullopt, false, {a});
+  EXPECT_TRUE(close(a.grad(), {2}));
+  EXPECT_FALSE(b.grad().defined());
+}
+
+TEST(Engine, NoGradAndDetachStopRecording) {
+  Tensor a = tensor({1.}).requires_grad_();
+  {
+    NoGradGuard no_grad;
+    Tensor y = a * 2;
+    EXPECT_FALSE(y.requires_grad());
+  }
+  Tensor d = a.detach() * 2;
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_FALSE((a > 0).requires_grad());  // comparisons are not differentiable
+}
+
+TEST(Engine, ErrorsAreClear) {
+  Tensor x = tensor({1., 2.}).requires_grad_();
+  EXPECT_GLASS_ERROR((x * 2).backward(), "implicitly created only for scalar outputs", "[2]");
+  EXPECT_GLASS_ERROR((x * 2).backward(ones({3})), "mismatch in shape", "[3]", "[2]");
+  EXPECT_GLASS_ERROR(ones({2}).sum().backward(),
+                     "does not require grad and does not have a grad_fn");
+  EXPECT_GLASS_ERROR(x.add_(1), "leaf tensor that requires grad", "in-place");
+  Tensor y = x * 2;
+  EXPECT_GLASS_ERROR(y.mul_(2), "in-place operations", "not supported yet");
+  EXPECT_GLASS_ERROR(x.diagonal(), "diagonal()", "no derivative formula");
+  Tensor u = tensor({1.}).requires_grad_(), v = tensor({1.}).requires_grad_();
+  EXPECT_GLASS_ERROR(autograd::grad({(u * 2).sum()}, {v}), "not have been used in the graph",
+                     "allow_unused");
+  EXPECT_FALSE(autograd::grad({(u * 2).sum()}, {v}, {}, std::nullopt, false, true)[0].defined());
+}
+
+TEST(Engine, SavedTensorModifiedInPlaceIsCaught) {
+  Tensor x = tensor({1., 2.}).requires_grad_();
+  Tensor w = tensor({3., 4.});
+  Tensor y = (x * w).sum();  // saves w
+  w.add_(1);                 // w does not require grad: allowed, but bumps its version
+  EXPECT_GLASS_ERROR(y.backward(), "modified by an inplace operation", "[Float [2]]",
+                     "is at version 1; expected version 0", "MulBackward0");
+}
+
+TEST(Engine, PrintsGradFn) {
+  Tensor x = tensor({1.}).requires_grad_();
+  EXPECT_EQ(to_string(x * 2), "tensor([2.], grad_fn=<MulBackward0>)");
+  EXPECT_EQ(to_string(x), "tensor([1.], requires_grad=True)");
+}
+
+TEST(Engine, BroadcastGradientsSumBackToTheInputShape) {
+  Tensor a = ones({2, 3}).requires_grad_(), b = ones({3}).requires_grad_();
+  (a * b).sum().backward();
+  EXPECT_EQ(b.grad().sizes(), (Shape{3}));
+  EXPECT_TRUE(close(b.grad(), {2, 2, 2}));
+  Tensor d = ones({3}, kFloat64).requires_grad_();
+  (d.to(kFloat32) * 2).sum().backward();
+  EXPECT_EQ(d.grad().dtype(), kFloat64);  // cast back to the input's dtype
+}
+
+}  // namespace
+}  // namespace glass

@@ -1,0 +1,116 @@
+// tests/autograd/functions_test.cpp — every formula against float64 finite differences.
+#include "autograd/functions.h"
+
+#include "core/test_util.h"
+#include "gradcheck_util.h"
+
+namespace glass {
+namespace {
+
+using testing::gradcheck;
+using testing::random_tensor;
+using V = std::vector<Tensor>;
+
+Tensor r(IntArrayRef shape, uint64_t seed, double lo = -2, double hi = 2) {
+  return random_tensor(shape, kFloat64, seed, lo, hi);
+}
+
+TEST(Formulas, Elementwise) {
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0] + x[1]; }, {r({2, 3}, 1), r({3}, 2)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0] - x[1] * 2; }, {r({2, 3}, 1), r({2, 1}, 2)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0] * x[1]; }, {r({2, 3}, 3), r({1, 3}, 4)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0] / x[1]; }, {r({4}, 5), r({4}, 6, 0.5, 2)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].pow(x[1]); }, {r({4}, 7, 0.5, 2), r({4}, 8)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].pow(3); }, {r({4}, 9)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return maximum(x[0], x[1]); }, {r({5}, 10), r({5}, 11)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return minimum(x[0], x[1]); }, {r({5}, 12), r({5}, 13)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].clamp(-0.5, 0.7); }, {r({6}, 14)}));
+  EXPECT_TRUE(
+      gradcheck([](const V& x) { return where(x[0] > 0, x[0], x[1]); }, {r({6}, 15), r({6}, 16)}));
+}
+
+TEST(Formulas, Unary) {
+  std::vector<std::function<Tensor(const Tensor&)>> fs = {
+      [](const Tensor& t) { return -t; },          [](const Tensor& t) { return t.abs(); },
+      [](const Tensor& t) { return t.exp(); },     [](const Tensor& t) { return t.tanh(); },
+      [](const Tensor& t) { return t.sigmoid(); }, [](const Tensor& t) { return t.relu(); },
+      [](const Tensor& t) { return t.sin(); },     [](const Tensor& t) { return t.cos(); },
+      [](const Tensor& t) { return t.gelu(); },    [](const Tensor& t) { return t.gelu("tanh"); },
+  };
+  for (size_t i = 0; i < fs.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_TRUE(gradcheck([&](const V& x) { return fs[i](x[0]); }, {r({2, 3}, 20 + i)}));
+  }
+  Tensor pos = r({5}, 40, 0.3, 3);
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].log(); }, {pos}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].sqrt(); }, {pos}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].rsqrt(); }, {pos}));
+}
+
+TEST(Formulas, ReductionsSoftmaxAndMatmul) {
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].sum(); }, {r({2, 3}, 50)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].sum(1); }, {r({2, 3, 2}, 51)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].sum({0, 2}, true); }, {r({2, 3, 2}, 52)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].mean(0); }, {r({3, 4}, 53)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].var(1); }, {r({3, 4}, 54)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].amax(1); }, {r({3, 4}, 55)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].logsumexp(1); }, {r({3, 4}, 56)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].softmax(1); }, {r({3, 4}, 57)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].log_softmax(0); }, {r({3, 4}, 58)}));
+  EXPECT_TRUE(
+      gradcheck([](const V& x) { return x[0].matmul(x[1]); }, {r({3, 4}, 59), r({4, 2}, 60)}));
+  EXPECT_TRUE(
+      gradcheck([](const V& x) { return x[0].matmul(x[1]); }, {r({2, 3, 4}, 61), r({4}, 62)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].matmul(x[1]); },
+                        {r({2, 3, 4}, 63), r({2, 4, 2}, 64)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return addmm(x[0], x[1], x[2], 0.5, 2); },
+                        {r({3}, 65), r({2, 4}, 66), r({4, 3}, 67)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].norm(); }, {r({5}, 68)}));
+}
+
+TEST(Formulas, ViewsAndJoins) {
+  EXPECT_TRUE(
+      gradcheck([](const V& x) { return x[0].t() * x[1]; }, {r({3, 2}, 70), r({2, 3}, 71)}));
+  EXPECT_TRUE(gradcheck(
+      [](const V& x) {
+        return x[0].permute({2, 0, 1}).reshape({4, 3});
+      },
+      {r({2, 3, 2}, 72)}));
+  EXPECT_TRUE(gradcheck(
+      [](const V& x) {
+        return x[0].expand({3, 4}) * x[1];
+      },
+      {r({4}, 73), r({3, 4}, 74)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].unsqueeze(1).squeeze(); }, {r({3}, 75)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].select(1, -1); }, {r({3, 4}, 76)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].slice(1, 1, 4, 2); }, {r({2, 5}, 77)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].narrow(0, 1, 2); }, {r({4, 2}, 78)}));
+  EXPECT_TRUE(gradcheck(
+      [](const V& x) {
+        return cat({x[0], x[1]}, 1);
+      },
+      {r({2, 2}, 79), r({2, 3}, 80)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return stack({x[0], x[1]}); }, {r({3}, 81), r({3}, 82)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].split(2)[1] * 3; }, {r({5}, 83)}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].to(kFloat64).clone(); }, {r({3}, 84)}));
+}
+
+TEST(Formulas, NonContiguousInputs) {
+  Tensor t = r({4, 3}, 90).t();                           // transposed
+  Tensor s = r({3, 8}, 91).slice(1, 0, std::nullopt, 2);  // step 2
+  EXPECT_TRUE(gradcheck([](const V& x) { return (x[0] * x[1]).tanh().sum(1); }, {t, s}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].matmul(x[1].t()); }, {t, s}));
+}
+
+TEST(Formulas, ACanaryFormulaFailsGradcheck) {
+  // gradcheck must catch a wrong derivative: d/dx (x * x) is not x.
+  auto wrong = [](const V& x) {
+    Tensor y = x[0] * x[0].detach();  // the gradient now misses the second factor's term
+    return y;
+  };
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0] * x[0]; }, {r({3}, 95)}));
+  EXPECT_FALSE(gradcheck(wrong, {r({3}, 96)}));
+}
+
+}  // namespace
+}  // namespace glass
