@@ -24,6 +24,7 @@
 // x.requires_grad_(), y.backward(), x.grad()) exist today.
 #pragma once
 
+#include "autograd/custom_function.h"
 #include "autograd/engine.h"
 #include "autograd/node.h"
 #include "autograd/variable.h"

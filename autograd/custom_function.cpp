@@ -1,0 +1,69 @@
+// autograd/custom_function.cpp — running and checking a custom function's backward.
+#include "autograd/custom_function.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "core/error.h"
+#include "core/ops/factories.h"
+
+namespace glass::autograd {
+
+void AutogradContext::save_for_backward(tensor_list to_save) { to_save_ = std::move(to_save); }
+
+tensor_list AutogradContext::get_saved_variables() const {
+  tensor_list out;
+  std::shared_ptr<Node> owner = node_.lock();
+  for (const SavedVariable& s : saved_) out.push_back(s.unpack(owner));
+  return out;
+}
+
+void AutogradContext::mark_non_differentiable(const tensor_list& outputs) {
+  for (const Tensor& t : outputs) non_differentiable_.insert(t.unsafeGetTensorImpl());
+}
+
+std::string custom_node_name(const std::type_info& type) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(
+      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
+  std::string n = status == 0 && name ? name.get() : type.name();
+  if (auto colon = n.rfind("::"); colon != std::string::npos) n = n.substr(colon + 2);
+  return n + "Backward";
+}
+
+tensor_list CustomNode::apply(tensor_list&& grads) {
+  // Undefined incoming gradients become zeros, so user code can do arithmetic on them.
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (!grads[i].defined() && i < output_shapes.size())
+      grads[i] = zeros(output_shapes[i], output_dtypes[i]);
+  tensor_list out = backward_(&ctx, std::move(grads));
+  size_t expected = next_edges().size();
+  GLASS_CHECK(out.size() == expected, name_,
+              ": function backward returned an incorrect number of "
+              "gradients (expected ",
+              expected, ", got ", out.size(),
+              "); return one per forward "
+              "argument, an undefined Tensor() for arguments without a gradient");
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].defined()) continue;
+    if (!next_edges()[i].is_valid()) {
+      out[i] = Tensor();  // a gradient for an input that needs none is dropped, as in PyTorch
+      continue;
+    }
+    GLASS_CHECK(is_tensor_input[i], name_, ": function backward returned a gradient for argument ",
+                i, ", which is not a tensor");
+    GLASS_CHECK(out[i].sizes() == IntArrayRef(input_shapes[i]), name_,
+                ": function backward returned "
+                "a gradient of shape ",
+                out[i].sizes(), " for input ", i, " of shape ", IntArrayRef(input_shapes[i]));
+  }
+  return out;
+}
+
+void CustomNode::release_variables() {
+  for (SavedVariable& s : ctx.saved_) s.reset();
+}
+
+}  // namespace glass::autograd
