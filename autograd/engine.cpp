@@ -113,7 +113,17 @@ tensor_list run(const tensor_list& outputs, const tensor_list& grad_outputs, boo
     std::shared_ptr<Node> holder = keep_alive[node];
     InputBuffer grads = std::move(buffers[node]);
     buffers.erase(node);
-    bool is_accumulator = dynamic_cast<AccumulateGrad*>(node) != nullptr;
+    auto* accumulator = dynamic_cast<AccumulateGrad*>(node);
+    bool is_accumulator = accumulator != nullptr;
+    // Tensor hooks, then retain_grad, see the gradient before anything uses it.
+    for (const auto* hooks : {&node->pre_hooks(), &node->retain_grad_hooks()}) {
+      for (const auto& [nr, hook] : *hooks) {
+        if (nr >= grads.size() || !grads[nr].defined()) continue;
+        Tensor r = hook(grads[nr]);
+        if (r.defined()) grads[nr] = r;
+      }
+    }
+    if (accumulator && !grads.empty()) grads[0] = run_leaf_hooks(accumulator->variable(), grads[0]);
     bool is_input = false;
     for (size_t i = 0; i < input_edges.size(); ++i) {
       if (input_edges[i].function.get() != node) continue;

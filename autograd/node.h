@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,7 +55,24 @@ class Node : public std::enable_shared_from_this<Node> {
   // Creation order: the engine runs later nodes first, which is always a valid order.
   uint64_t sequence_nr() const { return sequence_nr_; }
 
+  // A function of the gradient arriving at input `input_nr`, run before apply(): the
+  // tensor hooks of a non-leaf output, in registration order, then its retain_grad() hook
+  // (which therefore sees the final gradient, as in PyTorch). A hook may return a
+  // replacement gradient, or an undefined Tensor to keep the one it got.
+  using PreHook = std::function<Tensor(const Tensor&)>;
+  void add_pre_hook(uint32_t input_nr, PreHook hook) {
+    pre_hooks_.emplace_back(input_nr, std::move(hook));
+  }
+  void add_retain_grad_hook(uint32_t input_nr, PreHook hook) {
+    retain_hooks_.emplace_back(input_nr, std::move(hook));
+  }
+  const std::vector<std::pair<uint32_t, PreHook>>& pre_hooks() const { return pre_hooks_; }
+  const std::vector<std::pair<uint32_t, PreHook>>& retain_grad_hooks() const {
+    return retain_hooks_;
+  }
+
  private:
+  std::vector<std::pair<uint32_t, PreHook>> pre_hooks_, retain_hooks_;
   std::vector<Edge> next_edges_;
   uint32_t num_inputs_ = 1;
   uint64_t sequence_nr_;

@@ -7,6 +7,7 @@
 #include "autograd/engine.h"
 #include "autograd/functions.h"
 #include "autograd/variable.h"
+#include "core/error.h"
 
 namespace glass {
 
@@ -32,6 +33,41 @@ const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   static const std::shared_ptr<autograd::Node> none;
   autograd::AutogradMeta* m = autograd::get_meta(*this);
   return m ? m->grad_fn : none;
+}
+
+void Tensor::retain_grad() const {
+  GLASS_CHECK(requires_grad(),
+              "retain_grad(): can't retain_grad on a Tensor that has "
+              "requires_grad=false");
+  autograd::AutogradMeta& m = autograd::materialize_meta(*this);
+  if (!m.grad_fn || m.retains_grad) return;  // leaves keep .grad() anyway
+  m.retains_grad = true;
+  std::weak_ptr<TensorImpl> weak = impl_ptr();
+  m.grad_fn->add_retain_grad_hook(m.output_nr, [weak](const Tensor& g) -> Tensor {
+    if (auto impl = weak.lock()) {
+      Tensor& grad = autograd::materialize_meta(Tensor(impl)).grad;
+      grad = grad.defined() ? grad + g.detach() : g.detach().clone();
+    }
+    return Tensor();
+  });
+}
+
+bool Tensor::retains_grad() const {
+  autograd::AutogradMeta* m = autograd::get_meta(*this);
+  return m && m->retains_grad;
+}
+
+unsigned Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
+  GLASS_CHECK(requires_grad(),
+              "register_hook(): cannot register a hook on a tensor that doesn't "
+              "require gradient");
+  autograd::AutogradMeta& m = autograd::materialize_meta(*this);
+  if (!m.grad_fn) {
+    m.hooks.push_back(std::move(hook));
+    return static_cast<unsigned>(m.hooks.size() - 1);
+  }
+  m.grad_fn->add_pre_hook(m.output_nr, std::move(hook));
+  return static_cast<unsigned>(m.grad_fn->pre_hooks().size() - 1);
 }
 
 namespace autograd {

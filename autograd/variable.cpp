@@ -1,6 +1,7 @@
 // autograd/variable.cpp — AutogradMeta bookkeeping and gradient accumulation.
 #include "autograd/variable.h"
 
+#include "core/error.h"
 #include "core/grad_mode.h"
 
 namespace glass::autograd {
@@ -46,7 +47,30 @@ tensor_list AccumulateGrad::apply(tensor_list&& grads) {
   } else {
     m.grad.add_(g);
   }
+  for (const auto& hook : m.post_accumulate_hooks) hook(variable_);
   return {};
+}
+
+}  // namespace glass::autograd
+
+namespace glass::autograd {
+
+Tensor run_leaf_hooks(const Tensor& leaf, Tensor grad) {
+  AutogradMeta* m = get_meta(leaf);
+  if (!m || !grad.defined()) return grad;
+  for (const auto& hook : m->hooks) {
+    Tensor r = hook(grad);
+    if (r.defined()) grad = r;
+  }
+  return grad;
+}
+
+void register_post_accumulate_grad_hook(const Tensor& leaf,
+                                        std::function<void(const Tensor&)> hook) {
+  GLASS_CHECK(leaf.requires_grad() && leaf.is_leaf(),
+              "register_post_accumulate_grad_hook(): "
+              "expected a leaf tensor that requires grad");
+  materialize_meta(leaf).post_accumulate_hooks.push_back(std::move(hook));
 }
 
 }  // namespace glass::autograd

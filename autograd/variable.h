@@ -7,6 +7,7 @@
 // every op that reads the leaf (held weakly here, so it dies with the graph).
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "autograd/node.h"
@@ -20,7 +21,19 @@ struct AutogradMeta : AutogradMetaInterface {
   std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, while a graph uses it
   uint32_t output_nr = 0;                // which output of grad_fn this tensor is
   bool retains_grad = false;             // a non-leaf whose .grad() is kept (retain_grad())
+  // A leaf's hooks live here (its AccumulateGrad comes and goes with each graph); a
+  // non-leaf's are pre-hooks of its grad_fn (Node::add_pre_hook).
+  std::vector<std::function<Tensor(const Tensor&)>> hooks;
+  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
 };
+
+// Runs a leaf's tensor hooks on an incoming gradient (the engine calls this).
+Tensor run_leaf_hooks(const Tensor& leaf, Tensor grad);
+
+// Called after a leaf's .grad() has been updated, with the leaf (DDP starts its
+// all-reduce from here). Hooks may read or change leaf.grad().
+void register_post_accumulate_grad_hook(const Tensor& leaf,
+                                        std::function<void(const Tensor&)> hook);
 
 // The tensor's AutogradMeta, or null if it never took part in autograd.
 AutogradMeta* get_meta(const Tensor& t);

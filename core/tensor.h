@@ -9,6 +9,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -95,6 +96,12 @@ class Tensor {
   bool is_leaf() const;
   // The node that computed this tensor, or null for a leaf.
   const std::shared_ptr<autograd::Node>& grad_fn() const;
+  // Keep .grad() for this non-leaf too (leaves always keep theirs).
+  void retain_grad() const;
+  bool retains_grad() const;
+  // hook(grad) runs when the gradient w.r.t. this tensor is computed; a defined return
+  // value replaces the gradient. Returns the hook's index.
+  unsigned register_hook(std::function<Tensor(const Tensor&)> hook) const;
 
   // ---- views: new metadata over the same storage (ops/views.h) ------------------------
   Tensor view(IntArrayRef size) const;

@@ -125,3 +125,36 @@ TEST(Engine, BroadcastGradientsSumBackToTheInputShape) {
 
 }  // namespace
 }  // namespace glass
+
+namespace glass {
+namespace {
+
+TEST(Engine, HooksAndRetainGrad) {
+  Tensor x = tensor({1., 2.}).requires_grad_();
+  Tensor h = x * 3;
+  h.retain_grad();
+  std::vector<double> seen;
+  h.register_hook([&](const Tensor& g) {
+    seen.push_back(g.sum().item<double>());
+    return g * 10;  // replaces the gradient flowing on from h
+  });
+  x.register_hook([&](const Tensor& g) {
+    seen.push_back(g.sum().item<double>());
+    return Tensor();  // observe only
+  });
+  int accumulated = 0;
+  autograd::register_post_accumulate_grad_hook(x, [&](const Tensor& leaf) {
+    ++accumulated;
+    EXPECT_TRUE(leaf.grad().defined());
+  });
+  (h * h).sum().backward();  // d/dh = 2h = [6, 12]; x gets 10 * 3 * that
+  EXPECT_TRUE(h.retains_grad());
+  EXPECT_TRUE(close(h.grad(), {60, 120}));  // retain_grad runs after h's own hook
+  EXPECT_TRUE(close(x.grad(), {180, 360}));
+  EXPECT_EQ(seen, (std::vector<double>{18, 540}));
+  EXPECT_EQ(accumulated, 1);
+  EXPECT_GLASS_ERROR(ones({1}).register_hook([](const Tensor& g) { return g; }), "doesn't require");
+}
+
+}  // namespace
+}  // namespace glass
