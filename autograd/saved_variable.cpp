@@ -11,7 +11,9 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
   saved_version_ = t._version();
   is_output_ = is_output;
-  requires_grad_ = t.requires_grad();
+  // An output is saved before it becomes the owner's output (record() saves, then
+  // set_history), so it will require grad even if it does not yet.
+  requires_grad_ = is_output || t.requires_grad();
   if (is_output) {
     AutogradMeta* m = get_meta(t);
     output_nr_ = m ? m->output_nr : 0;

@@ -26,6 +26,7 @@
 
 #include "autograd/custom_function.h"
 #include "autograd/engine.h"
+#include "autograd/gradcheck.h"
 #include "autograd/node.h"
 #include "autograd/variable.h"
 #include "core/allocator.h"

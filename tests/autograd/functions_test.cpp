@@ -102,6 +102,19 @@ TEST(Formulas, NonContiguousInputs) {
   EXPECT_TRUE(gradcheck([](const V& x) { return x[0].matmul(x[1].t()); }, {t, s}));
 }
 
+TEST(Formulas, SecondDerivatives) {
+  using testing::gradgradcheck;
+  EXPECT_TRUE(gradgradcheck([](const V& x) { return x[0] * x[1]; }, {r({3}, 100), r({3}, 101)}));
+  EXPECT_TRUE(gradgradcheck([](const V& x) { return x[0].tanh() / (x[1] * x[1] + 1); },
+                            {r({2, 2}, 102), r({2, 2}, 103)}));
+  EXPECT_TRUE(gradgradcheck([](const V& x) { return x[0].exp().sigmoid().sin(); }, {r({4}, 104)}));
+  EXPECT_TRUE(gradgradcheck([](const V& x) { return x[0].matmul(x[1]); },
+                            {r({2, 3}, 105), r({3, 2}, 106)}));
+  EXPECT_TRUE(gradgradcheck([](const V& x) { return x[0].softmax(1).sum(0); }, {r({2, 3}, 107)}));
+  EXPECT_TRUE(gradgradcheck([](const V& x) { return x[0].pow(3).mean(); }, {r({3}, 108)}));
+  EXPECT_TRUE(gradgradcheck([](const V& x) { return x[0].logsumexp(0); }, {r({4}, 109)}));
+}
+
 TEST(Formulas, ACanaryFormulaFailsGradcheck) {
   // gradcheck must catch a wrong derivative: d/dx (x * x) is not x.
   auto wrong = [](const V& x) {
@@ -109,7 +122,13 @@ TEST(Formulas, ACanaryFormulaFailsGradcheck) {
     return y;
   };
   EXPECT_TRUE(gradcheck([](const V& x) { return x[0] * x[0]; }, {r({3}, 95)}));
-  EXPECT_FALSE(gradcheck(wrong, {r({3}, 96)}));
+  ::testing::AssertionResult bad = gradcheck(wrong, {r({3}, 96)});
+  EXPECT_FALSE(bad);
+  std::string report = bad.message();
+  EXPECT_NE(report.find("Jacobian mismatch for output 0 with respect to input 0"),
+            std::string::npos);
+  EXPECT_NE(report.find("numerical:"), std::string::npos);
+  EXPECT_NE(report.find("analytical:"), std::string::npos);
 }
 
 }  // namespace
