@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/anomaly_mode.h"
 #include "autograd/functions.h"
 #include "autograd/variable.h"
 #include "core/error.h"
@@ -14,6 +15,8 @@
 
 namespace glass::autograd {
 namespace {
+
+using detail::str_cat;
 
 // Gradients waiting at a node's inputs; contributions to one input are summed.
 using InputBuffer = std::vector<Tensor>;
@@ -136,7 +139,25 @@ tensor_list run(const tensor_list& outputs, const tensor_list& grad_outputs, boo
     if (run_node) {
       if (events::enabled())
         events::publish({.kind = events::Kind::BackwardNodeRun, .name = "backward", .ptr = node});
-      out = node->apply(std::move(grads));
+      if (!AnomalyMode::is_enabled()) {
+        out = node->apply(std::move(grads));
+      } else {
+        try {
+          out = node->apply(std::move(grads));
+        } catch (const Error& e) {
+          detail::throw_error(str_cat(e.what(), "\n(anomaly mode) while running ", node->name(),
+                                      node->forward_trace().empty() ? "" : "; ",
+                                      node->forward_trace()));
+        }
+        for (size_t i = 0; i < out.size(); ++i) {
+          if (!out[i].defined() || !out[i].is_floating_point()) continue;
+          bool has_nan = (out[i] != out[i]).sum().item<int64_t>() > 0;
+          GLASS_CHECK(
+              !has_nan, "Function '", node->name(), "' returned nan values in its ", i,
+              "th output (anomaly mode). ",
+              node->forward_trace().empty() ? std::string("") : node->forward_trace() + ".");
+        }
+      }
       if (!keep_graph) node->release_variables();
     }
     const auto& edges = node->next_edges();

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <string>
 
+#include "autograd/anomaly_mode.h"
 #include "autograd/saved_variable.h"
 #include "autograd/variable.h"
 #include "core/events.h"
@@ -29,6 +30,8 @@
 
 namespace glass::autograd {
 namespace {
+
+using detail::str_cat;
 
 // [SECTION] FormulaNode ------------------------------------------------------------------
 
@@ -107,6 +110,13 @@ FormulaNode& record(const char* name, TensorList inputs, const Tensor& out,
     node->dtypes.push_back(t.dtype());
   }
   for (const Save& sv : saved) node->saved.emplace_back(sv.tensor, sv.is_output);
+  if (AnomalyMode::is_enabled()) {
+    std::string trace = std::string("the forward op that created ") + name + " ran on inputs";
+    for (const Tensor& t : inputs)
+      trace += str_cat(" [", to_string(t.dtype()), " ", t.sizes(), "]");
+    node->set_forward_trace(
+        trace + str_cat(" and returned [", to_string(out.dtype()), " ", out.sizes(), "]"));
+  }
   set_history(out, node);
   if (events::enabled())
     events::publish({.kind = events::Kind::GraphNodeCreated, .name = name, .ptr = node.get()});

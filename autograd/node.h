@@ -67,12 +67,17 @@ class Node : public std::enable_shared_from_this<Node> {
     retain_hooks_.emplace_back(input_nr, std::move(hook));
   }
   const std::vector<std::pair<uint32_t, PreHook>>& pre_hooks() const { return pre_hooks_; }
+
+  // Anomaly mode (anomaly_mode.h): which forward op created this node, and on what.
+  void set_forward_trace(std::string trace) { forward_trace_ = std::move(trace); }
+  const std::string& forward_trace() const { return forward_trace_; }
   const std::vector<std::pair<uint32_t, PreHook>>& retain_grad_hooks() const {
     return retain_hooks_;
   }
 
  private:
   std::vector<std::pair<uint32_t, PreHook>> pre_hooks_, retain_hooks_;
+  std::string forward_trace_;
   std::vector<Edge> next_edges_;
   uint32_t num_inputs_ = 1;
   uint64_t sequence_nr_;

@@ -24,6 +24,7 @@
 // x.requires_grad_(), y.backward(), x.grad()) exist today.
 #pragma once
 
+#include "autograd/anomaly_mode.h"
 #include "autograd/custom_function.h"
 #include "autograd/engine.h"
 #include "autograd/gradcheck.h"

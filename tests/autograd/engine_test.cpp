@@ -158,3 +158,25 @@ TEST(Engine, HooksAndRetainGrad) {
 
 }  // namespace
 }  // namespace glass
+
+namespace glass {
+namespace {
+
+TEST(Engine, AnomalyModeNamesTheNodeThatProducedNaN) {
+  Tensor x = tensor({0., 1.}).requires_grad_();
+  {
+    autograd::DetectAnomalyGuard anomaly;
+    Tensor y = x.sqrt();  // d/dx sqrt(x) at 0 is inf; times the 0 from mul below: nan
+    Tensor z = (y * 0).sum();
+    EXPECT_GLASS_ERROR(z.backward(),
+                       "Function 'SqrtBackward0' returned nan values in its 0th output",
+                       "SqrtBackward0 ran on inputs [Float [2]]");
+  }
+  EXPECT_FALSE(autograd::AnomalyMode::is_enabled());
+  Tensor w = x.sqrt();
+  (w * 0).sum().backward();  // without anomaly mode the nan just flows into .grad()
+  EXPECT_TRUE(std::isnan(x.grad().select(0, 0).item<float>()));
+}
+
+}  // namespace
+}  // namespace glass
