@@ -111,22 +111,25 @@ class Op<R(Args...)> {
     const auto& ts = dispatch::thread_state();
     if (ts.tracing && usable(DispatchKey::Trace))
       return run(DispatchKey::Trace, std::forward<Args>(args)...);
-    if (usable(DispatchKey::Autograd) && GradMode::is_enabled() &&
-        (dispatch::requires_grad(args) || ...))
-      return run(DispatchKey::Autograd, std::forward<Args>(args)...);
+    if (autograd_applies(args...)) return run(DispatchKey::Autograd, std::forward<Args>(args)...);
     return run(DispatchKey::Backend, std::forward<Args>(args)...);
   }
 
   // Called by the handler of `from` to pass the call on down the chain.
   R redispatch(DispatchKey from, Args... args) const {
     dispatch::ExcludeGuard guard(from);
-    if (from == DispatchKey::Trace && usable(DispatchKey::Autograd) && GradMode::is_enabled() &&
-        (dispatch::requires_grad(args) || ...))
+    if (from == DispatchKey::Trace && autograd_applies(args...))
       return run(DispatchKey::Autograd, std::forward<Args>(args)...);
     return run(DispatchKey::Backend, std::forward<Args>(args)...);
   }
 
  private:
+  // The Autograd key applies when it has a handler, is not excluded, grad mode is on and
+  // some tensor argument requires grad.
+  bool autograd_applies(const std::remove_reference_t<Args>&... args) const {
+    return usable(DispatchKey::Autograd) && GradMode::is_enabled() &&
+           (dispatch::requires_grad(args) || ...);
+  }
   bool usable(DispatchKey key) const {
     return table_[static_cast<int>(key)] != nullptr &&
            !(dispatch::thread_state().excluded & (1u << static_cast<int>(key)));

@@ -151,7 +151,12 @@ Tensor wrapped_scalar_tensor(const Scalar& s) {
   return t;  // a CPU scalar joins ops on any device (see TensorIterator)
 }
 
-Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
+namespace {
+
+// The one place from_blob wraps foreign memory: a Storage that owns nothing (or runs
+// `deleter` when the last view goes) and a TensorImpl over it.
+Tensor wrap_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options,
+                 std::function<void(void*)> deleter) {
   GLASS_CHECK(data != nullptr || checked_numel(sizes, "from_blob") == 0,
               "from_blob(): data pointer is null");
   GLASS_CHECK(sizes.size() == strides.size(), "from_blob(): got ", sizes.size(), " sizes but ",
@@ -159,24 +164,27 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const Tenso
   auto [lo, hi] = storage_extent(sizes, strides);
   GLASS_CHECK(lo >= 0, "from_blob(): negative strides are not supported");
   size_t nbytes = static_cast<size_t>(hi + 1) * element_size(options.dtype());
-  auto impl = std::make_shared<StorageImpl>(data, nbytes, options.device(), nullptr);
-  auto t = std::make_shared<TensorImpl>(Storage(std::move(impl)), options.dtype(), sizes.vec(),
-                                        strides.vec(), 0);
+  auto impl = std::make_shared<StorageImpl>(data, nbytes, options.device(), std::move(deleter));
+  auto t =
+      std::make_shared<TensorImpl>(Storage(std::move(impl)), options.dtype(), sizes, strides, 0);
   return finish(Tensor(std::move(t)), options);
+}
+
+}  // namespace
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
+  return wrap_blob(data, sizes, strides, options, nullptr);
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options) {
   checked_numel(sizes, "from_blob");
-  return from_blob(data, sizes, contiguous_strides(sizes), options);
+  return wrap_blob(data, sizes, contiguous_strides(sizes), options, nullptr);
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
                  const TensorOptions& options) {
-  Tensor t = from_blob(data, sizes, options);
-  auto impl = std::make_shared<StorageImpl>(data, t.storage().nbytes(), options.device(),
-                                            std::move(deleter));
-  return Tensor(std::make_shared<TensorImpl>(Storage(std::move(impl)), t.dtype(), t.sizes().vec(),
-                                             t.strides().vec(), 0));
+  checked_numel(sizes, "from_blob");
+  return wrap_blob(data, sizes, contiguous_strides(sizes), options, std::move(deleter));
 }
 
 // ---- nested lists -----------------------------------------------------------------
