@@ -10,6 +10,9 @@ GLASS_PACKAGES=(
   libgtest-dev                      # tests (GoogleTest)
   libbenchmark-dev                  # bench/ (Google Benchmark)
   libopenblas-dev                   # bench/ reference for matmul only
+  zlib1g-dev                        # nn/: reads the gzipped IDX datasets
+  nlohmann-json3-dev                # nn/: safetensors checkpoint headers
+  dataset-fashion-mnist             # the training lesson's data (/usr/share/datasets)
 )
 
 glass_install_deps() {

@@ -1,0 +1,121 @@
+// nn/module.h — Module, the unit a network is built from, and ModuleHolder (nn::Linear).
+//
+// A Module owns named parameters (tensors an optimizer updates), named buffers (state
+// that is saved but not trained, such as running statistics) and named submodules. Names
+// are unique within a module; `named_parameters()` walks the tree depth-first in
+// registration order and joins names with dots ("fc1.weight"), the keys a checkpoint uses.
+// A Module does not own a `forward` signature: each subclass declares the one it needs,
+// as libtorch's do; Sequential type-erases them (nn/modules/container.h).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace glass::nn {
+
+using NamedTensor = std::pair<std::string, Tensor>;
+using NamedTensors = std::vector<NamedTensor>;
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  explicit Module(std::string name = "Module") : name_(std::move(name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The type's name as printed ("Linear"); not the name it is registered under.
+  const std::string& name() const { return name_; }
+
+  // Registers `tensor` as a parameter (it becomes a leaf that requires grad unless
+  // requires_grad is false) and returns the handle, which the caller usually keeps in a
+  // member: both name the same tensor. Re-registering a name replaces the old tensor.
+  Tensor register_parameter(const std::string& name, Tensor tensor, bool requires_grad = true);
+  Tensor register_buffer(const std::string& name, Tensor tensor);
+
+  template <typename M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_child(name, module);
+    return module;
+  }
+
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  NamedTensors named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  NamedTensors named_buffers(bool recurse = true) const;
+  // Parameters then buffers, dotted names: what a checkpoint holds.
+  NamedTensors state_dict() const;
+
+  std::vector<std::shared_ptr<Module>> children() const;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
+  // This module and every descendant, depth-first, dotted names ("" for this one).
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules();
+
+  // Training mode matters to Dropout (and, later, batch statistics); it propagates to
+  // every submodule.
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  // Clears every parameter's .grad(). set_to_none (PyTorch's default since 2.0) drops the
+  // tensor, so the next backward allocates it fresh; otherwise it is zeroed in place.
+  void zero_grad(bool set_to_none = true);
+
+  // One line per module, indented by depth, e.g. "Linear(in_features=4, out_features=2)".
+  virtual void pretty_print(std::ostream& os) const { os << name_; }
+  void print_tree(std::ostream& os, int indent = 0) const;
+
+ protected:
+  void add_child(const std::string& name, std::shared_ptr<Module> module);
+
+ private:
+  void collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const;
+  void check_new_name(const std::string& name, const char* what) const;
+
+  std::string name_;
+  bool training_ = true;
+  NamedTensors parameters_;
+  NamedTensors buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Module& module);
+
+// ModuleHolder<LinearImpl> is what `nn::Linear` names: a shared handle with `->` access and
+// `operator()` forwarding to forward(), so `Linear fc(4, 2); fc(x); fc->weight` read as in
+// libtorch. Copies share the module.
+template <typename Impl>
+class ModuleHolder {
+ public:
+  template <typename... Args>
+  explicit ModuleHolder(Args&&... args)
+      : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
+  ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+  Impl* operator->() const { return impl_.get(); }
+  Impl& operator*() const { return *impl_; }
+  const std::shared_ptr<Impl>& ptr() const { return impl_; }
+  operator std::shared_ptr<Impl>() const { return impl_; }
+
+  template <typename... Args>
+  decltype(auto) operator()(Args&&... args) const {
+    return impl_->forward(std::forward<Args>(args)...);
+  }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// GLASS_MODULE(Linear) declares `class Linear : public ModuleHolder<LinearImpl>`.
+#define GLASS_MODULE(Name)                                     \
+  class Name : public ::glass::nn::ModuleHolder<Name##Impl> {  \
+   public:                                                     \
+    using ::glass::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
+  }
+
+}  // namespace glass::nn
