@@ -7,13 +7,13 @@
 
 namespace glass::autograd {
 
-SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
+SavedVariable::SavedVariable(const Tensor& t, bool is_output, bool output_requires_grad) {
   if (!t.defined()) return;
   saved_version_ = t._version();
   is_output_ = is_output;
   // An output is saved before it becomes the owner's output (record() saves, then
   // set_history), so it will require grad even if it does not yet.
-  requires_grad_ = is_output || t.requires_grad();
+  requires_grad_ = (is_output && output_requires_grad) || t.requires_grad();
   if (is_output) {
     AutogradMeta* m = get_meta(t);
     output_nr_ = m ? m->output_nr : 0;

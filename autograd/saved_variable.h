@@ -18,7 +18,9 @@ namespace glass::autograd {
 class SavedVariable {
  public:
   SavedVariable() = default;
-  SavedVariable(const Tensor& t, bool is_output);
+  // `output_requires_grad`: whether the node becomes the output's grad_fn (false when
+  // the node exists only to compute forward-mode tangents).
+  SavedVariable(const Tensor& t, bool is_output, bool output_requires_grad = true);
 
   // The saved tensor, with its history (for create_graph). `owner` names the node in
   // error messages and is the grad_fn restored on a saved output.

@@ -25,6 +25,12 @@ struct AutogradMeta : AutogradMetaInterface {
   // non-leaf's are pre-hooks of its grad_fn (Node::add_pre_hook).
   std::vector<std::function<Tensor(const Tensor&)>> hooks;
   std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
+  // Forward mode (forward_ad.h): the tangent, while a dual level is active.
+  Tensor fw_grad;
+  // Note [In-place ops in a graph] (inplace_functions.cpp): a view recorded by autograd
+  // keeps its root base; a non-leaf base keeps weak references to its live views.
+  Tensor view_base;
+  std::vector<std::weak_ptr<TensorImpl>> views;
 };
 
 // Runs a leaf's tensor hooks on an incoming gradient (the engine calls this).

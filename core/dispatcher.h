@@ -74,19 +74,29 @@ class TracingGuard {
   bool prev_;
 };
 
-// Does any tensor among the arguments require grad? Overloads pick out the tensors.
-inline bool requires_grad(const Tensor& t) { return t.defined() && t.requires_grad(); }
-inline bool requires_grad(TensorList ts) {
-  for (const Tensor& t : ts)
-    if (requires_grad(t)) return true;
-  return false;
+// What autograd work the tensor arguments ask for: reverse mode (some input requires grad;
+// honoured only while grad mode is on) and forward mode (some input carries a tangent).
+// Overloads pick out the tensors; other arguments ask for nothing.
+struct AutogradDemand {
+  bool reverse = false;
+  bool forward = false;
+};
+inline void collect(AutogradDemand& d, const Tensor& t) {
+  if (!t.defined()) return;
+  const TensorImpl* impl = t.unsafeGetTensorImpl();
+  d.reverse |= impl->requires_grad();
+  d.forward |= impl->has_forward_grad();
 }
-inline bool requires_grad(const std::vector<Tensor>& ts) { return requires_grad(TensorList(ts)); }
+inline void collect(AutogradDemand& d, TensorList ts) {
+  for (const Tensor& t : ts) collect(d, t);
+}
+inline void collect(AutogradDemand& d, const std::vector<Tensor>& ts) {
+  collect(d, TensorList(ts));
+}
 template <class T>
 requires(!std::is_convertible_v<const T&, const Tensor&> &&
-         !std::is_convertible_v<const T&, TensorList>) inline bool requires_grad(const T&) {
-  return false;
-}
+         !std::is_convertible_v<const T&, TensorList>) inline void collect(AutogradDemand&,
+                                                                           const T&) {}
 
 }  // namespace dispatch
 
@@ -124,11 +134,13 @@ class Op<R(Args...)> {
   }
 
  private:
-  // The Autograd key applies when it has a handler, is not excluded, grad mode is on and
-  // some tensor argument requires grad.
+  // The Autograd key applies when it has a handler, is not excluded, and either grad mode
+  // is on and some tensor argument requires grad, or some argument carries a tangent.
   bool autograd_applies(const std::remove_reference_t<Args>&... args) const {
-    return usable(DispatchKey::Autograd) && GradMode::is_enabled() &&
-           (dispatch::requires_grad(args) || ...);
+    if (!usable(DispatchKey::Autograd)) return false;
+    dispatch::AutogradDemand d;
+    (dispatch::collect(d, args), ...);
+    return (d.reverse && GradMode::is_enabled()) || d.forward;
   }
   bool usable(DispatchKey key) const {
     return table_[static_cast<int>(key)] != nullptr &&

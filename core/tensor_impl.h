@@ -63,6 +63,11 @@ class TensorImpl {
 
   bool requires_grad() const { return requires_grad_; }
   void set_requires_grad(bool r) { requires_grad_ = r; }
+  // Set by autograd/forward_ad.h while the tensor carries a forward-mode tangent: ops on
+  // it then go through the Autograd key even under NoGradGuard (forward mode does not
+  // depend on grad mode, as in PyTorch).
+  bool has_forward_grad() const { return has_forward_grad_; }
+  void set_has_forward_grad(bool f) { has_forward_grad_ = f; }
 
   // A 0-dim tensor made from a C++ number (x * 2): it takes part in type promotion
   // with the low priority PyTorch gives Python numbers.
@@ -83,6 +88,7 @@ class TensorImpl {
   ScalarType dtype_;
   bool is_contiguous_;
   bool requires_grad_ = false;
+  bool has_forward_grad_ = false;
   bool wrapped_number_ = false;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
 };

@@ -390,8 +390,8 @@ Tensor Tensor::unfold(int64_t dimension, int64_t size, int64_t step) const {
 }
 Tensor Tensor::movedim(int64_t s, int64_t d) const { return glass::movedim(*this, s, d); }
 Tensor Tensor::detach() const {
-  NoGradGuard no_grad;  // the result has no history
-  return ops::alias(*this);
+  // Straight to the backend: the result has no history and no forward-mode tangent.
+  return ops::alias.redispatch(DispatchKey::Autograd, *this);
 }
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ops::clone(*this); }
 Tensor Tensor::clone() const { return ops::clone(*this); }

@@ -27,6 +27,7 @@
 #include "autograd/anomaly_mode.h"
 #include "autograd/custom_function.h"
 #include "autograd/engine.h"
+#include "autograd/forward_ad.h"
 #include "autograd/gradcheck.h"
 #include "autograd/node.h"
 #include "autograd/variable.h"

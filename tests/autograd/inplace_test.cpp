@@ -1,0 +1,117 @@
+// tests/autograd/inplace_test.cpp — in-place ops inside graphs: rebasing, the version
+// check, and the writes that are refused (Note [In-place ops in a graph]).
+#include "core/test_util.h"
+#include "gradcheck_util.h"
+
+namespace glass {
+namespace {
+
+using testing::close;
+using testing::gradcheck;
+using testing::gradgradcheck;
+using testing::random_tensor;
+using V = std::vector<Tensor>;
+
+Tensor r(IntArrayRef shape, uint64_t seed, double lo = -2, double hi = 2) {
+  return random_tensor(shape, kFloat64, seed, lo, hi);
+}
+
+TEST(InPlace, RebasesHistoryAndGradchecks) {
+  // y = x * 2; y.mul_(w); y.exp_(): y = exp(2xw), dy/dx = 2w y, dy/dw = 2x y.
+  Tensor x = tensor({0.5, -1.}).requires_grad_(), w = tensor({3., 4.}).requires_grad_();
+  Tensor y = x * 2;
+  y.mul_(w);
+  EXPECT_EQ(y.grad_fn()->name(), "MulBackward0");
+  y.exp_();
+  EXPECT_EQ(y.grad_fn()->name(), "ExpBackward0");
+  y.sum().backward();
+  const double y0 = std::exp(3.), y1 = std::exp(-8.);
+  EXPECT_TRUE(close(x.grad(), {2 * 3 * y0, 2 * 4 * y1}));
+  EXPECT_TRUE(close(w.grad(), {2 * 0.5 * y0, 2 * -1 * y1}));
+
+  auto chain = [](const V& in) {
+    Tensor y = in[0] * 1;
+    y.sin_();  // reads its input: the old value is kept
+    y.add_(in[1], 0.5);
+    y.clamp_(-0.8, 0.9);
+    y.div_(in[1] * in[1] + 1);
+    y.relu_();
+    return y;
+  };
+  EXPECT_TRUE(gradcheck(chain, {r({5}, 1), r({5}, 2)}));
+  EXPECT_TRUE(gradgradcheck(chain, {r({5}, 3), r({5}, 4)}));
+}
+
+TEST(InPlace, CopyFillMaskedIndexPutScatter) {
+  Tensor mask = tensor({true, false, true});
+  EXPECT_TRUE(gradcheck(
+      [&](const V& x) {
+        Tensor y = x[0] * x[0];
+        y.masked_fill_(mask, 0.25);
+        return y;
+      },
+      {r({3}, 10)}));
+  EXPECT_TRUE(gradcheck(
+      [&](const V& x) {
+        Tensor y = zeros({2, 3}, kFloat64);
+        y.copy_(x[0]);  // broadcast source: gradient summed back to [3]
+        return y * x[1];
+      },
+      {r({3}, 11), r({2, 3}, 12)}));
+  EXPECT_TRUE(gradcheck(
+      [&](const V& x) {
+        Tensor y = x[0] * 1;
+        y.index_put_({tensor({0, 2})}, x[1]);
+        return y;
+      },
+      {r({4}, 13), r({2}, 14)}));
+  EXPECT_TRUE(gradcheck(
+      [&](const V& x) {
+        Tensor y = x[0] * 1;
+        y.index_put_({tensor({1, 1})}, x[1], /*accumulate=*/true);
+        return y;
+      },
+      {r({3}, 15), r({2}, 16)}));
+  Tensor x = tensor({1., 2.}).requires_grad_();
+  Tensor y = x * 3;
+  y.fill_(7);
+  (y * x).sum().backward();  // y no longer depends on x: only the direct use counts
+  EXPECT_TRUE(close(x.grad(), {7, 7}));
+}
+
+TEST(InPlace, SavedValueOverwrittenIsCaught) {
+  Tensor x = tensor({1., 2.}).requires_grad_();
+  Tensor h = x * 2;
+  Tensor y = h * h;  // saves h
+  h.add_(1);         // h changes after being saved
+  EXPECT_GLASS_ERROR(y.sum().backward(), "modified by an inplace operation", "MulBackward0",
+                     "expected version 0");
+  Tensor e = x.exp();  // exp saves its output
+  e.mul_(2);
+  EXPECT_GLASS_ERROR(e.sum().backward(), "modified by an inplace operation", "ExpBackward0");
+}
+
+TEST(InPlace, RefusedWritesAreClearAndChangeNothing) {
+  Tensor leaf = tensor({1., 2., 3.}).requires_grad_();
+  EXPECT_GLASS_ERROR(leaf.mul_(2), "leaf tensor that requires grad", "NoGradGuard");
+  EXPECT_GLASS_ERROR(leaf.narrow(0, 0, 2).zero_(), "view of a leaf", "[2]", "[3]");
+  EXPECT_TRUE(close(leaf, {1, 2, 3}));
+  {
+    NoGradGuard no_grad;  // optimizers update parameters this way
+    leaf.mul_(2);
+  }
+  EXPECT_TRUE(close(leaf, {2, 4, 6}));
+
+  Tensor h = leaf * 1;
+  EXPECT_GLASS_ERROR(h.select(0, 0).add_(1), "view", "CopySlices", "clone()");
+  Tensor v = h.view({3, 1});
+  EXPECT_GLASS_ERROR(h.relu_(), "live views");
+  EXPECT_EQ(h._version(), 0u);
+
+  Tensor buf = zeros({2, 3}, kFloat64);
+  EXPECT_GLASS_ERROR(buf.select(0, 0).copy_(leaf), "shares its storage", "silently miss");
+  EXPECT_TRUE(close(buf, {0, 0, 0, 0, 0, 0}));
+}
+
+}  // namespace
+}  // namespace glass
