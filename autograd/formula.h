@@ -14,6 +14,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "autograd/node.h"
@@ -98,7 +99,7 @@ void set_tangent(const Tensor& t, const Tensor& tangent);
 // (keep_old_value), else an alias; either carries self's history and tangent. After the
 // write, the handler records its node with this stand-in as input and self as output,
 // which moves self onto the new node.
-Tensor prepare_inplace(const Tensor& self, const char* op, bool keep_old_value);
+Tensor prepare_inplace(const Tensor& self, const std::string& op, bool keep_old_value);
 
 // Registration, one function per file of formulas.
 void register_elementwise_handlers();

@@ -157,7 +157,7 @@ Tensor unary_autograd(UnaryOp op, const Tensor& x) {
 }
 
 Tensor& unary_inplace_autograd(UnaryOp op, Tensor& self) {
-  Tensor old = prepare_inplace(self, to_string(op), unary_reads_input(op));
+  Tensor old = prepare_inplace(self, std::string(to_string(op)) + "_", unary_reads_input(op));
   ops::unary_.redispatch(K, op, self);
   if (self.is_floating_point()) record_unary(op, old, self);
   return self;
@@ -284,7 +284,7 @@ Tensor binary_autograd(BinaryOp op, const Tensor& a, const Tensor& b) {
 }
 
 Tensor& binary_inplace_autograd(BinaryOp op, Tensor& self, const Tensor& other) {
-  Tensor old = prepare_inplace(self, to_string(op), binary_reads_self(op));
+  Tensor old = prepare_inplace(self, std::string(to_string(op)) + "_", binary_reads_self(op));
   ops::binary_.redispatch(K, op, self, other);
   if (!is_comparison(op) && self.is_floating_point()) record_binary(op, old, other, self);
   return self;
@@ -397,9 +397,9 @@ Tensor reduce_autograd(ReduceOp op, const Tensor& x, IntArrayRef dim, bool keepd
     for (int64_t d : reduced_dim_list(dim, x.dim())) n.ints.push_back(d);
   };
   switch (op) {
-    case ReduceOp::Sum:
+    case ReduceOp::Sum:  // PyTorch: SumBackward0 for a full sum, SumBackward1 over dims
       record(
-          "SumBackward1", {x}, y, {},
+          dim.empty() ? "SumBackward0" : "SumBackward1", {x}, y, {},
           [](const F& n, const Tensor& g) -> tensor_list {
             return {unsqueeze_reduced(g, n).expand(n.shapes[0])};
           },

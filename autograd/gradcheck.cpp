@@ -83,7 +83,9 @@ GradcheckResult gradcheck(const DifferentiableFn& f, const tensor_list& raw_inpu
       Tensor ana = analytical_jacobian(outs, inputs, k, o);
       Tensor diff = (num - ana).abs();
       Tensor bound = num.abs() * rtol + atol;
-      if ((diff > bound).sum().item<int64_t>() == 0) continue;
+      // Written as "not within the bound" so that a NaN anywhere (which compares false
+      // with everything) fails the check instead of passing it.
+      if ((diff <= bound).logical_not().sum().item<int64_t>() == 0) continue;
       std::ostringstream r;
       r << "gradcheck: Jacobian mismatch for output " << o << " with respect to input " << k
         << " (eps " << eps << ", atol " << atol << ", rtol " << rtol << ")\n"

@@ -33,7 +33,7 @@ namespace glass::autograd {
 
 // [SECTION] the checks ------------------------------------------------------------------------
 
-Tensor prepare_inplace(const Tensor& self, const char* op, bool keep_old_value) {
+Tensor prepare_inplace(const Tensor& self, const std::string& op, bool keep_old_value) {
   AutogradMeta* m = get_meta(self);
   const bool tracked = GradMode::is_enabled();  // forward mode alone needs no graph checks
   if (tracked && self.requires_grad()) {
