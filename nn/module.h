@@ -8,6 +8,8 @@
 // as libtorch's do; Sequential type-erases them (nn/modules/container.h).
 #pragma once
 
+#include <concepts>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -15,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.h"
 #include "core/tensor.h"
 
 namespace glass::nn {
@@ -42,6 +45,14 @@ class Module : public std::enable_shared_from_this<Module> {
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);
     return module;
+  }
+  // The holder form, libtorch's usual spelling: `fc1 = register_module("fc1", Linear(4, 2));`
+  // returns the holder's own type (Linear, not ModuleHolder<LinearImpl>).
+  template <typename Holder>
+  requires requires(const Holder& h) { h.ptr(); }
+  Holder register_module(const std::string& name, Holder holder) {
+    add_child(name, holder.ptr());
+    return holder;
   }
 
   std::vector<Tensor> parameters(bool recurse = true) const;
@@ -89,22 +100,34 @@ std::ostream& operator<<(std::ostream& os, const Module& module);
 // ModuleHolder<LinearImpl> is what `nn::Linear` names: a shared handle with `->` access and
 // `operator()` forwarding to forward(), so `Linear fc(4, 2); fc(x); fc->weight` read as in
 // libtorch. Copies share the module.
+//
+// `Linear fc{nullptr};` makes an empty holder, to be assigned later (the usual member
+// declaration before register_module in a constructor); using it before then is an error.
 template <typename Impl>
 class ModuleHolder {
  public:
+  // Constrained so that copying a holder never tries to build an Impl from a holder.
   template <typename... Args>
+  requires std::constructible_from<Impl, Args...>
   explicit ModuleHolder(Args&&... args)
       : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  ModuleHolder(std::nullptr_t) {}
 
-  Impl* operator->() const { return impl_.get(); }
-  Impl& operator*() const { return *impl_; }
+  bool is_empty() const { return impl_ == nullptr; }
+  Impl* get() const {
+    GLASS_CHECK(impl_ != nullptr, "accessing an empty ModuleHolder (declared with {nullptr}); ",
+                "assign it a module, e.g. fc = register_module(\"fc\", Linear(4, 2))");
+    return impl_.get();
+  }
+  Impl* operator->() const { return get(); }
+  Impl& operator*() const { return *get(); }
   const std::shared_ptr<Impl>& ptr() const { return impl_; }
   operator std::shared_ptr<Impl>() const { return impl_; }
 
   template <typename... Args>
   decltype(auto) operator()(Args&&... args) const {
-    return impl_->forward(std::forward<Args>(args)...);
+    return get()->forward(std::forward<Args>(args)...);
   }
 
  private:
