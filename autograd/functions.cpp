@@ -36,6 +36,7 @@ bool unary_reads_input(UnaryOp op) {
   switch (op) {
     case UnaryOp::Abs:
     case UnaryOp::Log:
+    case UnaryOp::Log1p:
     case UnaryOp::Sin:
     case UnaryOp::Cos:
     case UnaryOp::Gelu:
@@ -67,6 +68,12 @@ void record_unary(UnaryOp op, const Tensor& x, const Tensor& y) {
       record(
           "LogBackward0", {x}, y, {{x}},
           [](const F& n, const Tensor& g) -> tensor_list { return {g / n.get(0)}; }, unary_jvp);
+      break;
+    case UnaryOp::Log1p:
+      record(
+          "Log1PBackward0", {x}, y, {{x}},
+          [](const F& n, const Tensor& g) -> tensor_list { return {g / (n.get(0) + 1)}; },
+          unary_jvp);
       break;
     case UnaryOp::Sqrt:
       record(

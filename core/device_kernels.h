@@ -41,6 +41,7 @@ enum class UnaryOp : uint8_t {
   GeluTanh,
   Sign,
   LogicalNot,
+  Log1p,  // log(1 + x), exact for tiny x where log(1 + x) rounds 1 + x first
 };
 const char* to_string(UnaryOp op);
 

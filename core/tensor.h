@@ -166,6 +166,8 @@ class Tensor {
   Tensor& exp_();
   Tensor log() const;
   Tensor& log_();
+  Tensor log1p() const;
+  Tensor& log1p_();
   Tensor sqrt() const;
   Tensor& sqrt_();
   Tensor rsqrt() const;

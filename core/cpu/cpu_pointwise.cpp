@@ -128,6 +128,7 @@ void unary_kernel(TensorIterator& iter, UnaryOp op) {
         case UnaryOp::Abs: return cpu_kernel<T, T>(iter, [](T x) { return std::abs(x); });
         case UnaryOp::Exp: return cpu_kernel<T, T>(iter, [](T x) { return vec_math::exp(x); });
         case UnaryOp::Log: return cpu_kernel<T, T>(iter, [](T x) { return vec_math::log(x); });
+        case UnaryOp::Log1p: return cpu_kernel<T, T>(iter, [](T x) { return std::log1p(x); });
         case UnaryOp::Sqrt: return cpu_kernel<T, T>(iter, [](T x) { return std::sqrt(x); });
         case UnaryOp::Rsqrt: return cpu_kernel<T, T>(iter, [](T x) { return T(1) / std::sqrt(x); });
         case UnaryOp::Sin: return cpu_kernel<T, T>(iter, [](T x) { return std::sin(x); });

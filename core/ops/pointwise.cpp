@@ -15,9 +15,9 @@ namespace glass {
 // [SECTION] op names ---------------------------------------------------------------------
 
 const char* to_string(UnaryOp op) {
-  static const char* names[] = {"neg",   "abs",  "exp",  "log",  "sqrt",
-                                "rsqrt", "sin",  "cos",  "tanh", "sigmoid",
-                                "relu",  "gelu", "gelu", "sign", "logical_not"};
+  static const char* names[] = {"neg",  "abs",  "exp",         "log",     "sqrt", "rsqrt",
+                                "sin",  "cos",  "tanh",        "sigmoid", "relu", "gelu",
+                                "gelu", "sign", "logical_not", "log1p"};
   return names[static_cast<int>(op)];
 }
 
@@ -327,6 +327,7 @@ Tensor neg(const Tensor& x) { return ops::unary(UnaryOp::Neg, x); }
 Tensor abs(const Tensor& x) { return ops::unary(UnaryOp::Abs, x); }
 Tensor exp(const Tensor& x) { return ops::unary(UnaryOp::Exp, x); }
 Tensor log(const Tensor& x) { return ops::unary(UnaryOp::Log, x); }
+Tensor log1p(const Tensor& x) { return ops::unary(UnaryOp::Log1p, x); }
 Tensor sqrt(const Tensor& x) { return ops::unary(UnaryOp::Sqrt, x); }
 Tensor rsqrt(const Tensor& x) { return ops::unary(UnaryOp::Rsqrt, x); }
 Tensor sin(const Tensor& x) { return ops::unary(UnaryOp::Sin, x); }
@@ -436,6 +437,8 @@ Tensor Tensor::exp() const { return glass::exp(*this); }
 Tensor& Tensor::exp_() { return ops::unary_(UnaryOp::Exp, *this); }
 Tensor Tensor::log() const { return glass::log(*this); }
 Tensor& Tensor::log_() { return ops::unary_(UnaryOp::Log, *this); }
+Tensor Tensor::log1p() const { return glass::log1p(*this); }
+Tensor& Tensor::log1p_() { return ops::unary_(UnaryOp::Log1p, *this); }
 Tensor Tensor::sqrt() const { return glass::sqrt(*this); }
 Tensor& Tensor::sqrt_() { return ops::unary_(UnaryOp::Sqrt, *this); }
 Tensor Tensor::rsqrt() const { return glass::rsqrt(*this); }

@@ -51,6 +51,7 @@ Tensor neg(const Tensor& x);
 Tensor abs(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
+Tensor log1p(const Tensor& x);  // log(1 + x), accurate for |x| << 1
 Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor sin(const Tensor& x);

@@ -20,8 +20,9 @@
 //   }
 //
 // Layers (each its own library; see ARCHITECTURE.md): core — storage, strides,
-// broadcasting, dtypes, the dispatcher and the CPU kernels — and autograd (reverse mode:
-// x.requires_grad_(), y.backward(), x.grad()) exist today.
+// broadcasting, dtypes, the dispatcher and the CPU kernels — autograd (reverse mode:
+// x.requires_grad_(), y.backward(), x.grad(); forward mode in autograd/forward_ad.h) and nn
+// (Module, Linear, losses, optimizers, DataLoader, safetensors checkpoints) exist today.
 #pragma once
 
 #include "autograd/anomaly_mode.h"
@@ -58,3 +59,22 @@
 #include "core/tensor_iterator.h"
 #include "core/tensor_options.h"
 #include "core/type_promotion.h"
+#include "nn/data/dataloader.h"
+#include "nn/data/dataset.h"
+#include "nn/data/fashion_mnist.h"
+#include "nn/data/idx.h"
+#include "nn/data/tensor_dataset.h"
+#include "nn/functional.h"
+#include "nn/init.h"
+#include "nn/module.h"
+#include "nn/modules/activation.h"
+#include "nn/modules/container.h"
+#include "nn/modules/dropout.h"
+#include "nn/modules/embedding.h"
+#include "nn/modules/layer_norm.h"
+#include "nn/modules/linear.h"
+#include "nn/optim/adam.h"
+#include "nn/optim/adamw.h"
+#include "nn/optim/optimizer.h"
+#include "nn/optim/sgd.h"
+#include "nn/serialize/checkpoint.h"

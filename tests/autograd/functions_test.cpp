@@ -43,6 +43,7 @@ TEST(Formulas, Unary) {
   }
   Tensor pos = r({5}, 40, 0.3, 3);
   EXPECT_TRUE(gradcheck([](const V& x) { return x[0].log(); }, {pos}));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].log1p(); }, {pos}));
   EXPECT_TRUE(gradcheck([](const V& x) { return x[0].sqrt(); }, {pos}));
   EXPECT_TRUE(gradcheck([](const V& x) { return x[0].rsqrt(); }, {pos}));
 }

@@ -50,6 +50,8 @@ TEST(Pointwise, UnaryMathAgainstTheCLibrary) {
   Tensor p = tensor({0.25, 4.0}, kFloat64);
   EXPECT_TRUE(close(p.sqrt(), {0.5, 2.0}));
   EXPECT_TRUE(close(p.rsqrt(), {2.0, 0.5}));
+  // log1p keeps the digits log(1 + x) loses: 1 + 1e-10 rounds in float64 before the log.
+  EXPECT_TRUE(close(tensor({1e-10, 0.0, std::exp(1.0) - 1}).log1p(), {9.9999999995e-11, 0.0, 1.0}));
   EXPECT_TRUE(close(p.log(), {std::log(0.25), std::log(4.0)}));
 }
 

@@ -1,0 +1,86 @@
+// nn/data/dataloader.cpp — epoch orders (identity or a seeded Fisher-Yates shuffle) and the
+// iterator that slices them into batches.
+#include "nn/data/dataloader.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "core/error.h"
+#include "core/ops/random.h"
+
+namespace glass::data {
+
+namespace {
+
+// Uniform in [0, bound). `gen() % bound` would favour small values when 2^64 is not a
+// multiple of bound; rejecting draws from the incomplete last block removes that bias.
+// (std::uniform_int_distribution would do this too, but its algorithm differs between
+// standard libraries, and the order must be the same everywhere for a given seed.)
+uint64_t uniform_below(std::mt19937_64& gen, uint64_t bound) {
+  const uint64_t max = std::numeric_limits<uint64_t>::max();
+  const uint64_t limit = max - max % bound;  // a multiple of bound
+  uint64_t r = gen();
+  while (r >= limit) r = gen();
+  return r % bound;
+}
+
+}  // namespace
+
+DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options)
+    : dataset_(std::move(dataset)), options_(std::move(options)) {
+  GLASS_CHECK(dataset_ != nullptr, "DataLoader: the dataset is null; pass a dataset");
+  GLASS_CHECK(options_.batch_size() > 0,
+              "DataLoader: batch_size must be at least 1, got 0; use DataLoaderOptions(B) "
+              "with B >= 1");
+  seed_ = options_.seed() ? *options_.seed() : glass::detail::next_random_u64();
+}
+
+size_t DataLoader::size() const {
+  const size_t n = dataset_->size(), b = options_.batch_size();
+  return options_.drop_last() ? n / b : (n + b - 1) / b;
+}
+
+std::vector<size_t> DataLoader::order_for(size_t epoch) const {
+  std::vector<size_t> order(dataset_->size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (options_.shuffle()) {
+    std::mt19937_64 gen(seed_ + epoch);
+    for (size_t i = order.size(); i > 1; --i)  // Fisher-Yates: fix position i - 1
+      std::swap(order[i - 1], order[uniform_below(gen, i)]);
+  }
+  return order;
+}
+
+DataLoader::Iterator DataLoader::begin() {
+  auto order = std::make_shared<const std::vector<size_t>>(order_for(epoch_++));
+  return Iterator(this, std::move(order), 0);
+}
+
+DataLoader::Iterator DataLoader::end() { return Iterator(this, nullptr, size()); }
+
+DataLoader::Iterator::Iterator(DataLoader* loader, std::shared_ptr<const std::vector<size_t>> order,
+                               size_t position)
+    : loader_(loader), order_(std::move(order)), position_(position) {
+  if (order_) load();
+}
+
+DataLoader::Iterator& DataLoader::Iterator::operator++() {
+  ++position_;
+  load();
+  return *this;
+}
+
+void DataLoader::Iterator::load() {
+  batch_ = Example();
+  if (position_ >= loader_->size()) return;  // end: nothing to hold
+  const size_t b = loader_->options_.batch_size();
+  const size_t first = position_ * b;
+  GLASS_CHECK(first < order_->size(), "DataLoader: the dataset shrank from ", order_->size(),
+              " to ", loader_->dataset_->size(), " examples during an epoch");
+  const size_t count = std::min(b, order_->size() - first);
+  batch_ = loader_->dataset_->get_batch(ArrayRef<size_t>(order_->data() + first, count));
+}
+
+}  // namespace glass::data
