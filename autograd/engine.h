@@ -3,8 +3,11 @@
 // backward() starts from the roots' grad_fns, counts for every reachable node how many
 // edges point into it (its dependencies), and runs a node once all its incoming
 // gradients have arrived, summing gradients that meet at one input (the `a + a` case).
-// Ready nodes run latest-created first, which respects every dependency. Each node
-// applies its vector-Jacobian product; no Jacobian is ever formed.
+// The dependency counts are what make the order right: a node enters the ready queue only
+// when nothing left can still send it a gradient. Among ready nodes the latest-created
+// runs first (a depth-first flavour that frees memory early, as PyTorch does); creation
+// order alone would not do — a leaf's AccumulateGrad is created after the first node that
+// reads the leaf. Each node applies its vector-Jacobian product; no Jacobian is formed.
 #pragma once
 
 #include <optional>

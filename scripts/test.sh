@@ -2,7 +2,7 @@
 # scripts/test.sh — install what is missing, build everything, run the whole test suite.
 #
 # Two builds: Release (every test, the lessons' output checks and the install/consumer
-# test), then the core and autograd tests again under AddressSanitizer + UndefinedBehaviorSanitizer
+# test), then the core, autograd and nn tests again under AddressSanitizer + UndefinedBehaviorSanitizer
 # with the CPU caching allocator off, so freed memory really is freed.
 # Usage: bash scripts/test.sh   (.ci/run calls exactly this)
 set -euo pipefail
@@ -19,6 +19,7 @@ ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 600
 asan="${GLASS_ASAN_BUILD_DIR:-$root/build-asan}"
 cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLASS_SANITIZE=ON \
   -DGLASS_BUILD_BENCH=OFF -DGLASS_BUILD_LESSONS=OFF -DGLASS_WERROR=ON
-cmake --build "$asan" -j "$jobs" --target core_tests autograd_tests
+cmake --build "$asan" -j "$jobs" --target core_tests autograd_tests nn_tests nn_optim_tests \
+  nn_data_tests nn_serialize_tests
 GLASS_CPU_CACHING=0 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir "$asan" -j "$jobs" -L "core|autograd" --output-on-failure --timeout 900
+  ctest --test-dir "$asan" -j "$jobs" -L "core|autograd|nn" --output-on-failure --timeout 900

@@ -7,9 +7,11 @@
 // Inner runs use 16 independent accumulators: each lane is a separate sum, so the
 // compiler can vectorize without reassociating (no -ffast-math needed), and float
 // sums accumulate in double to keep 16M-element sums accurate.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <vector>
 
 #include "core/cpu/cpu_kernels.h"
 #include "core/cpu/vec_math.h"
@@ -98,12 +100,14 @@ void reduce_impl(TensorIterator& iter) {
     }
   };
   // A full reduction of a large input: each thread folds its own slice, then the
-  // partial results are combined (outputs may not be shared between threads).
+  // partial results are combined (outputs may not be shared between threads) in the
+  // order of their slices, so that a given thread count always gives the same bits.
   bool full = iter.is_scalar(0);
   if (full && iter.numel() >= 65536 && get_num_threads() > 1 && !in_parallel_region()) {
     T* out = reinterpret_cast<T*>(iter.data_ptr(0));
     A total = static_cast<A>(*out);
     std::mutex m;
+    std::vector<std::pair<int64_t, A>> partials;  // (slice begin, its fold)
     parallel_for(0, iter.numel(), 65536, [&](int64_t b, int64_t e) {
       A local = Op == ReduceOp::Sum ? A(0) : Op == ReduceOp::Prod ? A(1) : static_cast<A>(*out);
       iter.serial_for_each(
@@ -112,8 +116,11 @@ void reduce_impl(TensorIterator& iter) {
           },
           b, e);
       std::lock_guard<std::mutex> lock(m);
-      total = combine<Op, A>(total, local);
+      partials.emplace_back(b, local);
     });
+    std::sort(partials.begin(), partials.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [begin, partial] : partials) total = combine<Op, A>(total, partial);
     *out = static_cast<T>(total);
     return;
   }

@@ -121,7 +121,8 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
   for (int64_t i = 0; i < steps; ++i)
     p[i] = i < half ? s + step * static_cast<double>(i)
                     : e - step * static_cast<double>(steps - 1 - i);
-  return finish(cpu.to(options.requires_grad(false)), options);
+  // Without a dtype, the default one (Float), as PyTorch: options.dtype() resolves it.
+  return finish(cpu.to(options.requires_grad(false).dtype(options.dtype())), options);
 }
 
 Tensor eye(int64_t n, const TensorOptions& options) { return eye(n, n, options); }

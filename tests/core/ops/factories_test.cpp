@@ -29,6 +29,7 @@ TEST(Factories, RangesInferTheirDtype) {
   EXPECT_TRUE(close(arange(0, 1, 0.25), {0, 0.25, 0.5, 0.75}));
   EXPECT_TRUE(close(arange(5, 0, -2), {5, 3, 1}));
   EXPECT_TRUE(close(linspace(0, 1, 5), {0, 0.25, 0.5, 0.75, 1}));
+  EXPECT_EQ(linspace(0, 1, 5).dtype(), kFloat32);  // the default dtype, as PyTorch
   EXPECT_EQ(linspace(-1, 1, 7).select(0, -1).item<float>(), 1.0f);  // end is exact
   EXPECT_TRUE(close(eye(2, 3), {1, 0, 0, 0, 1, 0}));
   EXPECT_GLASS_ERROR(arange(0, 5, -1), "arange()");
