@@ -469,13 +469,27 @@ Tensor product_jvp(const F&, const JvpArgs& j) {
               tb.defined() ? Product(j.inputs[0], tb) : Tensor());
 }
 
+// The gradients of a @ b, computed in the layout of the input they belong to. Linear
+// multiplies by weight.t(): computing that gradient as (gᵀ a)ᵀ instead of aᵀ g costs the
+// same FLOPs but comes back, through TransposeBackward, as a contiguous weight gradient
+// that AccumulateGrad can keep without a copy (PyTorch's mm_mat2_backward does the same).
+bool is_transposed_layout(const Tensor& m) {
+  return m.dim() == 2 && !m.is_contiguous() && m.stride(0) == 1 && m.stride(1) >= m.size(0);
+}
+Tensor mm_grad_a(const Tensor& g, const Tensor& a, const Tensor& b) {
+  return is_transposed_layout(a) ? b.mm(g.t()).t() : g.mm(b.t());
+}
+Tensor mm_grad_b(const Tensor& g, const Tensor& a, const Tensor& b) {
+  return is_transposed_layout(b) ? g.t().mm(a).t() : a.t().mm(g);
+}
+
 Tensor mm_autograd(const Tensor& a, const Tensor& b) {
   Tensor y = ops::mm.redispatch(K, a, b);
   record(
       "MmBackward0", {a, b}, y, {{a}, {b}},
       [](const F& n, const Tensor& g) -> tensor_list {
-        return {n.needs(0) ? g.mm(n.get(1).t()) : Tensor(),
-                n.needs(1) ? n.get(0).t().mm(g) : Tensor()};
+        return {n.needs(0) ? mm_grad_a(g, n.get(0), n.get(1)) : Tensor(),
+                n.needs(1) ? mm_grad_b(g, n.get(0), n.get(1)) : Tensor()};
       },
       product_jvp<glass::mm>);
   return y;
@@ -500,9 +514,13 @@ Tensor addmm_autograd(const Tensor& self, const Tensor& m1, const Tensor& m2, co
       "AddmmBackward0", {self, m1, m2}, y, {{m1}, {m2}},
       [](const F& n, const Tensor& g) -> tensor_list {
         const Scalar &beta = n.scalars[0], &alpha = n.scalars[1];
-        return {n.needs(0) ? g * beta : Tensor(),
-                n.needs(1) ? g.mm(n.get(1).t()) * alpha : Tensor(),
-                n.needs(2) ? n.get(0).t().mm(g) * alpha : Tensor()};
+        // beta = alpha = 1 in every Linear layer: skip the multiplies, a pass each.
+        auto scaled = [](const Tensor& t, const Scalar& s) {
+          return s.toDouble() == 1 ? t : t * s;
+        };
+        return {n.needs(0) ? scaled(g, beta) : Tensor(),
+                n.needs(1) ? scaled(mm_grad_a(g, n.get(0), n.get(1)), alpha) : Tensor(),
+                n.needs(2) ? scaled(mm_grad_b(g, n.get(0), n.get(1)), alpha) : Tensor()};
       },
       [](const F& n, const JvpArgs& j) {  // beta dS + alpha (dA B + A dB)
         const Tensor &ts = j.tangents[0], &ta = j.tangents[1], &tb = j.tangents[2];

@@ -40,8 +40,14 @@ tensor_list AccumulateGrad::apply(tensor_list&& grads) {
   if (!g.defined()) return {};
   AutogradMeta& m = materialize_meta(variable_);
   if (!m.grad.defined()) {
-    // Keep the graph of g only when building a higher-order graph (create_graph).
-    m.grad = GradMode::is_enabled() ? g : g.detach().clone();
+    // Keep the graph of g only when building a higher-order graph (create_graph). Else
+    // .grad() must own its memory: g is taken as it is when nothing else can see it (the
+    // engine made it and holds the only reference, as PyTorch's AccumulateGrad checks),
+    // and copied otherwise — a user's `gradient` argument, or an expanded view.
+    const bool only_owner = g.use_count() == 1 &&
+                            g.unsafeGetTensorImpl()->storage().use_count() == 1 &&
+                            g.is_contiguous();
+    m.grad = GradMode::is_enabled() ? g : only_owner ? g.detach() : g.detach().clone();
   } else if (GradMode::is_enabled()) {
     m.grad = m.grad + g;
   } else {
