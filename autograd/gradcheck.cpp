@@ -15,10 +15,28 @@ namespace glass::autograd {
 namespace {
 
 // Copies of the inputs as fresh float64 leaves (the differentiable ones require grad).
+// Fresh leaves with the inputs' values *and layouts*: a transposed, sliced or offset input
+// reaches the formulas as such (the layout is what non-contiguous gradchecks are about).
+// An input whose elements overlap (expanded, stride 0) is made contiguous instead:
+// perturbing one of its elements would move all its aliases at once.
 tensor_list prepare(const tensor_list& inputs) {
+  NoGradGuard no_grad;
   tensor_list out;
   for (const Tensor& t : inputs) {
-    Tensor c = t.detach().clone();
+    bool overlaps = false;
+    int64_t extent = t.numel() > 0 ? t.storage_offset() + 1 : 0;
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      overlaps |= t.stride(d) == 0 && t.size(d) > 1;
+      if (t.numel() > 0) extent += (t.size(d) - 1) * std::abs(t.stride(d));
+    }
+    Tensor c;
+    if (overlaps || (t.is_contiguous() && t.storage_offset() == 0)) {
+      c = t.detach().clone();
+    } else {
+      c = zeros({extent}, t.options().requires_grad(false))
+              .as_strided(t.sizes(), t.strides(), t.storage_offset());
+      c.copy_(t);
+    }
     if (c.is_floating_point()) c.requires_grad_(true);
     out.push_back(c);
   }

@@ -103,6 +103,41 @@ TEST(Formulas, NonContiguousInputs) {
   EXPECT_TRUE(gradcheck([](const V& x) { return x[0].matmul(x[1].t()); }, {t, s}));
 }
 
+// Every formula family on transposed, step-2 and offset inputs (gradcheck keeps the
+// layout it is given): formulas must not assume contiguous inputs.
+TEST(Formulas, EveryLayout) {
+  using testing::gradgradcheck;
+  using testing::Layout;
+  using testing::strided_variant;
+  const std::vector<std::pair<const char*, std::function<Tensor(const V&)>>> fs = {
+      {"unary chain", [](const V& x) { return x[0].exp().tanh().sigmoid() + x[0].abs().sin(); }},
+      {"gelu relu", [](const V& x) { return x[0].gelu() * x[0].relu().cos(); }},
+      {"binary", [](const V& x) { return x[0] * x[1] / (x[1] * x[1] + 1) - x[0].pow(2); }},
+      {"max min where",
+       [](const V& x) { return where(x[0] > 0, maximum(x[0], x[1]), minimum(x[0], x[1])); }},
+      {"reductions",
+       [](const V& x) { return x[0].sum(0) + x[1].amax(1).sum() + x[0].var(1).mean(); }},
+      {"softmax", [](const V& x) { return x[0].log_softmax(1) * x[1].softmax(0); }},
+      {"matmul", [](const V& x) { return x[0].matmul(x[1].t()); }},
+      {"views",
+       [](const V& x) { return x[0].t().reshape({-1}).slice(0, 1, 7, 2) * x[1].select(1, 2); }},
+      {"indexing",
+       [](const V& x) {
+         return x[0].gather(1, tensor({{0, 3}, {2, 2}, {1, 0}})) +
+                x[1].index_select(1, tensor({3, 0}));
+       }},
+  };
+  for (Layout layout : {Layout::Transposed, Layout::Strided, Layout::Offset}) {
+    for (const auto& [name, f] : fs) {
+      SCOPED_TRACE(std::string(name) + " on " + testing::to_string(layout) + " inputs");
+      V in = {strided_variant(r({3, 4}, 200), layout), strided_variant(r({3, 4}, 201), layout)};
+      ASSERT_TRUE(!in[0].is_contiguous() || in[0].storage_offset() > 0);
+      EXPECT_TRUE(gradcheck(f, in));
+      EXPECT_TRUE(gradgradcheck(f, in));
+    }
+  }
+}
+
 TEST(Formulas, SecondDerivatives) {
   using testing::gradgradcheck;
   EXPECT_TRUE(gradgradcheck([](const V& x) { return x[0] * x[1]; }, {r({3}, 100), r({3}, 101)}));
