@@ -35,6 +35,18 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t outp
   t.unsafeGetTensorImpl()->set_requires_grad(true);
 }
 
+void zero_grad(const Tensor& t, bool set_to_none) {
+  AutogradMeta* m = get_meta(t);
+  if (!m || !m->grad.defined()) return;
+  if (set_to_none) {
+    m->grad = Tensor();
+    return;
+  }
+  NoGradGuard no_grad;
+  m->grad = m->grad.detach();
+  m->grad.zero_();
+}
+
 tensor_list AccumulateGrad::apply(tensor_list&& grads) {
   Tensor g = std::move(grads.at(0));
   if (!g.defined()) return {};

@@ -41,6 +41,12 @@ Tensor run_leaf_hooks(const Tensor& leaf, Tensor grad);
 void register_post_accumulate_grad_hook(const Tensor& leaf,
                                         std::function<void(const Tensor&)> hook);
 
+// Clears t.grad(): drops it (set_to_none, PyTorch's default since 2.0: the next backward
+// allocates it afresh) or zeroes it in place. A grad built with create_graph is part of a
+// graph, so the zeroing writes through a detached handle and is not recorded.
+// Module::zero_grad and Optimizer::zero_grad call this for each parameter.
+void zero_grad(const Tensor& t, bool set_to_none = true);
+
 // The tensor's AutogradMeta, or null if it never took part in autograd.
 AutogradMeta* get_meta(const Tensor& t);
 AutogradMeta& materialize_meta(const Tensor& t);

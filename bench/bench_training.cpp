@@ -16,20 +16,15 @@
 
 namespace {
 
-// Args: {batch, threads, model}: model 0 = 64-128-10, 1 = 784-512-512-10.
-std::vector<int64_t> sizes_of(int64_t model) {
-  return model == 0 ? std::vector<int64_t>{64, 128, 10} : std::vector<int64_t>{784, 512, 512, 10};
-}
-
 void BM_glass_step(benchmark::State& state, bool adam) {
   glass::set_num_threads(static_cast<int>(state.range(1)));
-  bench::GlassMlpStep step(sizes_of(state.range(2)), state.range(0), adam);
+  bench::GlassMlpStep step(bench::mlp_sizes(state.range(2)), state.range(0), adam);
   for (auto _ : state) benchmark::DoNotOptimize(step.step());
 }
 
 void BM_glass_matmuls_only(benchmark::State& state) {
   glass::set_num_threads(static_cast<int>(state.range(1)));
-  std::vector<int64_t> s = sizes_of(state.range(2));
+  std::vector<int64_t> s = bench::mlp_sizes(state.range(2));
   int64_t batch = state.range(0);
   struct Layer {
     glass::Tensor x, w, gy;  // x: (batch, in), w: (out, in), gy: (batch, out)
@@ -50,12 +45,7 @@ void BM_glass_matmuls_only(benchmark::State& state) {
 }
 
 void model_args(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"batch", "threads", "model"});
-  for (int threads : {1, 2}) {
-    b->Args({64, threads, 0});
-    b->Args({256, threads, 0});
-    b->Args({128, threads, 1});
-  }
+  bench::mlp_step_args(b);
   b->Unit(benchmark::kMicrosecond);
 }
 

@@ -31,10 +31,6 @@ void set_threads(int n) {
   if (openblas_set_num_threads) openblas_set_num_threads(n);
 }
 
-std::vector<int64_t> sizes_of(int64_t model) {
-  return model == 0 ? std::vector<int64_t>{64, 128, 10} : std::vector<int64_t>{784, 512, 512, 10};
-}
-
 struct TorchMlpStep {
   torch::nn::Sequential model;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
@@ -69,7 +65,7 @@ struct TorchMlpStep {
 template <class Step>
 void BM_step(benchmark::State& state, bool adam) {
   set_threads(static_cast<int>(state.range(1)));
-  Step step(sizes_of(state.range(2)), state.range(0), adam);
+  Step step(bench::mlp_sizes(state.range(2)), state.range(0), adam);
   for (auto _ : state) benchmark::DoNotOptimize(step.step());
 }
 
@@ -101,12 +97,7 @@ void BM_torch_small_graph(benchmark::State& state) {
 }
 
 void model_args(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"batch", "threads", "model"});
-  for (int threads : {1, 2}) {
-    b->Args({64, threads, 0});
-    b->Args({256, threads, 0});
-    b->Args({128, threads, 1});
-  }
+  bench::mlp_step_args(b);
   b->Unit(benchmark::kMicrosecond);
 }
 

@@ -20,6 +20,23 @@
 
 namespace bench {
 
+// The benchmarks' model argument: 0 = MLP 64-128-10, 1 = the Fashion-MNIST MLP 784-512-512-10.
+inline std::vector<int64_t> mlp_sizes(int64_t model) {
+  return model == 0 ? std::vector<int64_t>{64, 128, 10} : std::vector<int64_t>{784, 512, 512, 10};
+}
+
+// The cases as {batch, threads, model}: 64-128-10 at batch 64 and 256, the
+// Fashion-MNIST MLP at batch 128, each at 1 and 2 threads.
+template <class Benchmark>
+void mlp_step_args(Benchmark* b) {
+  b->ArgNames({"batch", "threads", "model"});
+  for (int threads : {1, 2}) {
+    b->Args({64, threads, 0});
+    b->Args({256, threads, 0});
+    b->Args({128, threads, 1});
+  }
+}
+
 struct GlassMlpStep {
   glass::nn::Sequential model;
   std::unique_ptr<glass::optim::Optimizer> optimizer;

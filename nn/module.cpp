@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "autograd/variable.h"
 #include "core/error.h"
 #include "core/grad_mode.h"
 
@@ -142,17 +143,7 @@ void Module::train(bool on) {
 }
 
 void Module::zero_grad(bool set_to_none) {
-  for (auto& parameter : parameters()) {
-    Tensor& grad = parameter.mutable_grad();
-    if (!grad.defined()) continue;
-    if (set_to_none) {
-      grad = Tensor();
-    } else {
-      NoGradGuard no_grad;
-      grad = grad.detach();
-      grad.zero_();
-    }
-  }
+  for (const Tensor& parameter : parameters()) autograd::zero_grad(parameter, set_to_none);
 }
 
 void Module::print_tree(std::ostream& os, int indent) const {

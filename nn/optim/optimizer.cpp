@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autograd/node.h"
+#include "autograd/variable.h"
 #include "core/error.h"
 #include "core/grad_mode.h"
 
@@ -95,19 +96,7 @@ void Optimizer::add_param_group(const OptimizerParamGroup& group) {
 
 void Optimizer::zero_grad(bool set_to_none) {
   for (auto& group : param_groups_) {
-    for (Tensor& p : group.params()) {
-      Tensor& grad = p.mutable_grad();
-      if (!grad.defined()) continue;
-      if (set_to_none) {
-        grad = Tensor();
-      } else {
-        // A grad built with create_graph is part of a graph; zero a detached handle so
-        // the in-place write is not recorded (PyTorch detaches it the same way).
-        NoGradGuard no_grad;
-        grad = grad.detach();
-        grad.zero_();
-      }
-    }
+    for (const Tensor& p : group.params()) autograd::zero_grad(p, set_to_none);
   }
 }
 
