@@ -13,13 +13,9 @@ using autograd::forward_ad::DualLevel;
 using autograd::forward_ad::make_dual;
 using autograd::forward_ad::unpack_dual;
 using testing::close;
-using testing::random_tensor;
+using testing::r;
 using V = std::vector<Tensor>;
 using Fn = std::function<Tensor(const V&)>;
-
-Tensor r(IntArrayRef shape, uint64_t seed, double lo = -2, double hi = 2) {
-  return random_tensor(shape, kFloat64, seed, lo, hi);
-}
 
 // d out / d inputs[k], as an (out.numel, inputs[k].numel) matrix, by forward mode: one
 // pass per column, tangent e_j on input k and none on the others.

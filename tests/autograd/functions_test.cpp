@@ -8,12 +8,8 @@ namespace glass {
 namespace {
 
 using testing::gradcheck;
-using testing::random_tensor;
+using testing::r;
 using V = std::vector<Tensor>;
-
-Tensor r(IntArrayRef shape, uint64_t seed, double lo = -2, double hi = 2) {
-  return random_tensor(shape, kFloat64, seed, lo, hi);
-}
 
 TEST(Formulas, Elementwise) {
   EXPECT_TRUE(gradcheck([](const V& x) { return x[0] + x[1]; }, {r({2, 3}, 1), r({3}, 2)}));

@@ -2,7 +2,8 @@
 //
 // The reference is autograd::gradcheck (autograd/gradcheck.h): float64 central
 // differences against the analytical Jacobian, PyTorch's default tolerances. On failure
-// the assertion message carries the report with both Jacobians.
+// the assertion message carries the report with both Jacobians. `r` makes the float64
+// random inputs they take.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,7 +13,15 @@
 
 #include <glass/glass.h>
 
+#include "core/test_util.h"
+
 namespace glass::testing {
+
+// A float64 input of the given shape, values in [lo, hi) from a fixed seed. One letter on
+// purpose: a single gradcheck call often lists several of them.
+inline Tensor r(IntArrayRef shape, uint64_t seed, double lo = -2, double hi = 2) {
+  return random_tensor(shape, kFloat64, seed, lo, hi);
+}
 
 using UnaryOutputFn = std::function<Tensor(const std::vector<Tensor>&)>;
 

@@ -9,12 +9,8 @@ namespace {
 using testing::close;
 using testing::gradcheck;
 using testing::gradgradcheck;
-using testing::random_tensor;
+using testing::r;
 using V = std::vector<Tensor>;
-
-Tensor r(IntArrayRef shape, uint64_t seed, double lo = -2, double hi = 2) {
-  return random_tensor(shape, kFloat64, seed, lo, hi);
-}
 
 TEST(ViewFormulas, DiagonalUnfoldAsStrided) {
   EXPECT_TRUE(gradcheck([](const V& x) { return x[0].diagonal(); }, {r({3, 4}, 1)}));

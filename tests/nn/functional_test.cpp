@@ -21,13 +21,10 @@ namespace F = functional;
 using F::Reduction;
 using testing::close;
 using testing::gradcheck;
-using testing::random_tensor;
+using testing::r;
 using testing::values;
 using V = std::vector<Tensor>;
 
-Tensor r(IntArrayRef shape, uint64_t seed, double lo = -2, double hi = 2) {
-  return random_tensor(shape, kFloat64, seed, lo, hi);
-}
 Tensor longs(const std::vector<int64_t>& v) { return tensor(v); }
 
 // ---- references ---------------------------------------------------------------------------

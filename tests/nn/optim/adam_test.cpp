@@ -1,60 +1,27 @@
 // tests/nn/optim/adam_test.cpp — optim::Adam against an independent scalar reference.
 //
-// AdamReference is the algorithm box of torch.optim.Adam's documentation written as a plain
-// double loop, in the docs' form (bias-corrected m_hat and v_hat, then
-// p -= lr * m_hat / (sqrt(v_hat) + eps)) rather than the implementation's rearranged
-// step_size / denom form, so the two are independent. AdamW's reference is the same loop
-// with decoupled decay (adamw_test.cpp).
+// The reference is AdamReference (optim_test_util.h): the algorithm box of torch.optim.Adam's
+// documentation written as a plain double loop, in the docs' form rather than the
+// implementation's, so the two are independent. AdamW's reference is the same loop with
+// decoupled decay (adamw_test.cpp).
 #include "nn/optim/adam.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/test_util.h"
+#include "nn/optim/optim_test_util.h"
 
 namespace glass::optim {
 namespace {
 
+using glass::testing::AdamReference;
 using glass::testing::close;
+using glass::testing::param;
+using glass::testing::set_grad;
 using glass::testing::values;
-
-Tensor param(const std::vector<double>& v) {
-  return glass::tensor(v, TensorOptions(kFloat64)).requires_grad_();
-}
-
-void set_grad(const Tensor& p, const std::vector<double>& g) {
-  p.mutable_grad() = glass::tensor(g, TensorOptions(kFloat64));
-}
-
-struct AdamReference {
-  double lr, beta1, beta2, eps, weight_decay;
-  bool amsgrad;
-  std::vector<double> p;
-  std::vector<double> m, v, v_max;
-  int t = 0;
-
-  void step(const std::vector<double>& grad) {
-    if (t == 0) m = v = v_max = std::vector<double>(p.size(), 0.0);
-    ++t;
-    for (size_t i = 0; i < p.size(); ++i) {
-      double g = grad[i] + weight_decay * p[i];
-      m[i] = beta1 * m[i] + (1 - beta1) * g;
-      v[i] = beta2 * v[i] + (1 - beta2) * g * g;
-      double m_hat = m[i] / (1 - std::pow(beta1, t));
-      double v_hat;
-      if (amsgrad) {
-        v_max[i] = std::max(v_max[i], v[i]);
-        v_hat = v_max[i] / (1 - std::pow(beta2, t));
-      } else {
-        v_hat = v[i] / (1 - std::pow(beta2, t));
-      }
-      p[i] = p[i] - lr * m_hat / (std::sqrt(v_hat) + eps);
-    }
-  }
-};
 
 // Gradients that shrink after the first steps, so v falls and amsgrad's running max
 // differs from v.
@@ -212,35 +179,18 @@ TEST(Adam, FusedLoopMatchesTensorOpsOnLargeFloat32) {
   Tensor start = glass::testing::random_tensor({n}, kFloat32, 11);
   for (bool amsgrad : {false, true}) {
     SCOPED_TRACE(amsgrad ? "amsgrad" : "plain");
-    Tensor a = start.clone().requires_grad_();
-    Tensor b = start.clone().requires_grad_();
-    auto options = AdamOptions(1e-2).weight_decay(1e-2).amsgrad(amsgrad);
-    Adam fused({a}, AdamOptions(options).fused(true));
-    Adam unfused({b}, AdamOptions(options).fused(false));
-    for (int step = 0; step < 5; ++step) {
-      Tensor g = glass::testing::random_tensor({n}, kFloat32, 200 + step, -1.0 / (step + 1),
+    auto [a, b] = glass::testing::run_fused_and_unfused<Adam>(
+        AdamOptions(1e-2).weight_decay(1e-2).amsgrad(amsgrad), start, 5, [&](int step) {
+          return glass::testing::random_tensor({n}, kFloat32, 200 + step, -1.0 / (step + 1),
                                                1.0 / (step + 1));
-      a.mutable_grad() = g;
-      b.mutable_grad() = g.clone();
-      fused.step();
-      unfused.step();
-    }
+        });
     EXPECT_TRUE(close(a, b, 1e-5, 1e-6));
   }
 }
 
 TEST(Adam, ConvergesOnATinyQuadratic) {
-  Tensor target = glass::tensor({3.0, -1.0, 0.5}, TensorOptions(kFloat64));
-  Tensor c = glass::tensor({1.0, 0.5, 2.0}, TensorOptions(kFloat64));
-  Tensor p = glass::zeros({3}, TensorOptions(kFloat64)).requires_grad_();
-  Adam opt({p}, AdamOptions(0.05));
-  for (int step = 0; step < 2000; ++step) {
-    opt.zero_grad();
-    Tensor d = p - target;
-    (c * d * d).sum().backward();
-    opt.step();
-  }
-  EXPECT_TRUE(close(p, values(target), 0, 1e-4));
+  Tensor p = glass::testing::minimize_tiny_quadratic<Adam>(AdamOptions(0.05), 2000);
+  EXPECT_TRUE(close(p, glass::testing::kTinyQuadraticMinimum, 0, 1e-4));
 }
 
 TEST(Adam, RejectsInvalidOptions) {

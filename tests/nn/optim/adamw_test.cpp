@@ -1,50 +1,23 @@
 // tests/nn/optim/adamw_test.cpp — optim::AdamW: decoupled weight decay, against a scalar
-// reference (torch.optim.AdamW's documented algorithm as a double loop) and against Adam.
+// reference (torch.optim.AdamW's documented algorithm as a double loop: AdamReference with
+// `decoupled`, optim_test_util.h) and against Adam.
 #include "nn/optim/adamw.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/test_util.h"
+#include "nn/optim/optim_test_util.h"
 
 namespace glass::optim {
 namespace {
 
+using glass::testing::AdamReference;
 using glass::testing::close;
-
-Tensor param(const std::vector<double>& v) {
-  return glass::tensor(v, TensorOptions(kFloat64)).requires_grad_();
-}
-
-void set_grad(const Tensor& p, const std::vector<double>& g) {
-  p.mutable_grad() = glass::tensor(g, TensorOptions(kFloat64));
-}
-
-struct AdamWReference {
-  double lr, beta1, beta2, eps, weight_decay;
-  bool amsgrad;
-  std::vector<double> p;
-  std::vector<double> m, v, v_max;
-  int t = 0;
-
-  void step(const std::vector<double>& grad) {
-    if (t == 0) m = v = v_max = std::vector<double>(p.size(), 0.0);
-    ++t;
-    for (size_t i = 0; i < p.size(); ++i) {
-      p[i] = p[i] - lr * weight_decay * p[i];  // decoupled: the gradient never sees it
-      double g = grad[i];
-      m[i] = beta1 * m[i] + (1 - beta1) * g;
-      v[i] = beta2 * v[i] + (1 - beta2) * g * g;
-      if (amsgrad) v_max[i] = std::max(v_max[i], v[i]);
-      double m_hat = m[i] / (1 - std::pow(beta1, t));
-      double v_hat = (amsgrad ? v_max[i] : v[i]) / (1 - std::pow(beta2, t));
-      p[i] = p[i] - lr * m_hat / (std::sqrt(v_hat) + eps);
-    }
-  }
-};
+using glass::testing::param;
+using glass::testing::set_grad;
 
 std::vector<double> gradient_at(int step, size_t n) {
   std::vector<double> g(n);
@@ -67,7 +40,14 @@ TEST(AdamW, MatchesScalarReference) {
                            .weight_decay(weight_decay)
                            .amsgrad(amsgrad)
                            .fused(fused));
-        AdamWReference ref{0.02, 0.85, 0.6, 1e-8, weight_decay, amsgrad, start, {}, {}, {}};
+        AdamReference ref{.lr = 0.02,
+                          .beta1 = 0.85,
+                          .beta2 = 0.6,
+                          .eps = 1e-8,
+                          .weight_decay = weight_decay,
+                          .amsgrad = amsgrad,
+                          .p = start,
+                          .decoupled = true};
         for (int step = 0; step < 5; ++step) {
           std::vector<double> g = gradient_at(step, start.size());
           set_grad(p, g);
@@ -136,17 +116,9 @@ TEST(AdamW, DefaultWeightDecayIsOneHundredth) {
 TEST(AdamW, FusedLoopMatchesTensorOpsOnLargeFloat32) {
   const int64_t n = 70001;
   Tensor start = glass::testing::random_tensor({n}, kFloat32, 5);
-  Tensor a = start.clone().requires_grad_();
-  Tensor b = start.clone().requires_grad_();
-  AdamW fused({a}, AdamWOptions(1e-2).weight_decay(0.1).fused(true));
-  AdamW unfused({b}, AdamWOptions(1e-2).weight_decay(0.1).fused(false));
-  for (int step = 0; step < 5; ++step) {
-    Tensor g = glass::testing::random_tensor({n}, kFloat32, 300 + step);
-    a.mutable_grad() = g;
-    b.mutable_grad() = g.clone();
-    fused.step();
-    unfused.step();
-  }
+  auto [a, b] = glass::testing::run_fused_and_unfused<AdamW>(
+      AdamWOptions(1e-2).weight_decay(0.1), start, 5,
+      [&](int step) { return glass::testing::random_tensor({n}, kFloat32, 300 + step); });
   EXPECT_TRUE(close(a, b, 1e-5, 1e-6));
 }
 

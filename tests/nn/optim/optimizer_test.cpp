@@ -12,20 +12,15 @@
 #include "core/test_util.h"
 #include "nn/module.h"
 #include "nn/optim/adam.h"
+#include "nn/optim/optim_test_util.h"
 #include "nn/optim/sgd.h"
 
 namespace glass::optim {
 namespace {
 
 using glass::testing::close;
-
-Tensor param(const std::vector<double>& v) {
-  return glass::tensor(v, TensorOptions(kFloat64)).requires_grad_();
-}
-
-void set_grad(const Tensor& p, const std::vector<double>& g) {
-  p.mutable_grad() = glass::tensor(g, TensorOptions(kFloat64));
-}
+using glass::testing::param;
+using glass::testing::set_grad;
 
 TEST(Optimizer, TakesAModulesParameters) {
   auto model = std::make_shared<nn::Module>("Net");

@@ -11,20 +11,15 @@
 #include <vector>
 
 #include "core/test_util.h"
+#include "nn/optim/optim_test_util.h"
 
 namespace glass::optim {
 namespace {
 
 using glass::testing::close;
+using glass::testing::param;
+using glass::testing::set_grad;
 using glass::testing::values;
-
-Tensor param(const std::vector<double>& v) {
-  return glass::tensor(v, TensorOptions(kFloat64)).requires_grad_();
-}
-
-void set_grad(const Tensor& p, const std::vector<double>& g) {
-  p.mutable_grad() = glass::tensor(g, TensorOptions(kFloat64));
-}
 
 // torch.optim.SGD's pseudo-code, one element at a time, in double.
 struct SgdReference {
@@ -178,18 +173,9 @@ TEST(SGD, StepsOnGradientsFromBackward) {
 TEST(SGD, FusedLoopMatchesTensorOpsOnLargeFloat32) {
   const int64_t n = 100003;  // several parallel chunks, and a ragged last one
   Tensor start = glass::testing::random_tensor({n}, kFloat32, 7);
-  Tensor a = start.clone().requires_grad_();
-  Tensor b = start.clone().requires_grad_();
-  auto options = SGDOptions(0.05).momentum(0.9).weight_decay(1e-3).nesterov(true);
-  SGD fused({a}, SGDOptions(options).fused(true));
-  SGD unfused({b}, SGDOptions(options).fused(false));
-  for (int step = 0; step < 4; ++step) {
-    Tensor g = glass::testing::random_tensor({n}, kFloat32, 100 + step);
-    a.mutable_grad() = g;
-    b.mutable_grad() = g.clone();
-    fused.step();
-    unfused.step();
-  }
+  auto [a, b] = glass::testing::run_fused_and_unfused<SGD>(
+      SGDOptions(0.05).momentum(0.9).weight_decay(1e-3).nesterov(true), start, 4,
+      [&](int step) { return glass::testing::random_tensor({n}, kFloat32, 100 + step); });
   EXPECT_TRUE(close(a, b, 1e-5, 1e-6));
 }
 
@@ -240,18 +226,9 @@ TEST(SGD, StepBumpsTheParameterVersion) {
 }
 
 TEST(SGD, ConvergesOnATinyQuadratic) {
-  // loss = sum(c (p - t)^2): minimum at p = t.
-  Tensor target = glass::tensor({3.0, -1.0, 0.5}, TensorOptions(kFloat64));
-  Tensor c = glass::tensor({1.0, 0.5, 2.0}, TensorOptions(kFloat64));
-  Tensor p = glass::zeros({3}, TensorOptions(kFloat64)).requires_grad_();
-  SGD opt({p}, SGDOptions(0.1).momentum(0.9));
-  for (int step = 0; step < 600; ++step) {  // error shrinks ~0.95x per step
-    opt.zero_grad();
-    Tensor d = p - target;
-    (c * d * d).sum().backward();
-    opt.step();
-  }
-  EXPECT_TRUE(close(p, values(target), 0, 1e-8));
+  // 600 steps: the error shrinks ~0.95x per step.
+  Tensor p = glass::testing::minimize_tiny_quadratic<SGD>(SGDOptions(0.1).momentum(0.9), 600);
+  EXPECT_TRUE(close(p, glass::testing::kTinyQuadraticMinimum, 0, 1e-8));
 }
 
 TEST(SGD, RejectsInvalidOptions) {

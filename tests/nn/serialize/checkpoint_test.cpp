@@ -2,41 +2,21 @@
 // into the very same tensors, and a load that cannot succeed changes nothing.
 #include "nn/serialize/checkpoint.h"
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "core/test_util.h"
 #include "nn/serialize/safetensors.h"
+#include "nn/serialize/temp_dir.h"
 
 namespace glass {
 namespace {
 
 using namespace std::string_literals;
-
-class ScratchDir {  // a fresh directory for one test, removed afterwards
- public:
-  ScratchDir() {
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("glass_checkpoint_"s + test->name() + "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
- private:
-  std::filesystem::path dir_;
-};
+using testing::read_bytes;
+using testing::ScratchDir;
+using testing::write_bytes;
 
 // Two parameters and a buffer.
 class Affine : public nn::Module {
@@ -81,7 +61,7 @@ void scramble(const nn::Module& m) {
 
 TEST(Checkpoint, RoundTripRestoresValuesIntoTheSameTensors) {
   manual_seed(0);
-  ScratchDir dir;
+  ScratchDir dir("checkpoint");
   const std::string path = dir.path("net.safetensors");
   Net net;
   const auto saved = snapshot(net);
@@ -113,7 +93,7 @@ TEST(Checkpoint, RoundTripRestoresValuesIntoTheSameTensors) {
 
 TEST(Checkpoint, SavesTheStateDictUnderDottedNames) {
   manual_seed(1);
-  ScratchDir dir;
+  ScratchDir dir("checkpoint");
   Net net;
   save(net, dir.path("net.safetensors"), {{"epoch", "3"}});
   const SafetensorsFile file = read_safetensors(dir.path("net.safetensors"));
@@ -133,7 +113,7 @@ TEST(Checkpoint, SavesTheStateDictUnderDottedNames) {
 }
 
 TEST(Checkpoint, MismatchesAreListedByNameAndNothingIsLoaded) {
-  ScratchDir dir;
+  ScratchDir dir("checkpoint");
   const std::string path = dir.path("model.safetensors");
   save({{"fc1.weight", ones({2, 3})}, {"fc1.bias", ones({2})}, {"fc3.weight", ones({2, 2})}}, path);
   auto fc1 =
@@ -165,7 +145,7 @@ TEST(Checkpoint, MismatchesAreListedByNameAndNothingIsLoaded) {
 }
 
 TEST(Checkpoint, PluralsAndDtypeMismatches) {
-  ScratchDir dir;
+  ScratchDir dir("checkpoint");
   const std::string path = dir.path("model.safetensors");
   save({{"w", ones({2}, kFloat64)}, {"x", ones({1})}, {"y", ones({1})}}, path);
   Bag model({{"w", zeros({2})}, {"a", zeros({1})}, {"b", zeros({1})}});
@@ -175,7 +155,7 @@ TEST(Checkpoint, PluralsAndDtypeMismatches) {
 }
 
 TEST(Checkpoint, NonStrictLoadsTheCommonKeysAndReportsTheRest) {
-  ScratchDir dir;
+  ScratchDir dir("checkpoint");
   const std::string path = dir.path("model.safetensors");
   save({{"w", full({2}, 5.0)}, {"extra", ones({1})}}, path);
   Bag model({{"w", zeros({2})}, {"new", zeros({3})}});
@@ -191,19 +171,14 @@ TEST(Checkpoint, AFailedReadLeavesTheModuleUnchanged) {
   // Names and shapes match, but the last tensor in the file (a BOOL buffer) is corrupt:
   // the error comes after the float parameters were read, and they must not be copied.
   manual_seed(3);
-  ScratchDir dir;
+  ScratchDir dir("checkpoint");
   const std::string path = dir.path("net.safetensors");
   Net net;
   save(net, path);
-  std::string bytes;
-  {
-    std::ifstream in(path, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string bytes = read_bytes(path);
   ASSERT_EQ(bytes.back(), '\x01');  // mask = {1, 0, 1}, written last
   bytes.back() = '\x07';
-  std::filesystem::remove(path);
-  std::ofstream(path, std::ios::binary) << bytes;
+  write_bytes(path, bytes);
 
   scramble(net);
   const auto before = snapshot(net);

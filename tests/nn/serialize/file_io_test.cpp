@@ -9,17 +9,14 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "core/test_util.h"
 #include "nn/serialize/safetensors.h"
+#include "nn/serialize/temp_dir.h"
 
 namespace glass {
 namespace {
@@ -27,45 +24,12 @@ namespace {
 using namespace std::string_literals;
 using serialize::AtomicFileWriter;
 using serialize::ReadOnlyFile;
-
-class ScratchDir {  // a fresh directory for one test, removed afterwards
- public:
-  ScratchDir() {
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("glass_file_io_"s + test->name() + "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
-      out.push_back(e.path().filename().string());
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
- private:
-  std::filesystem::path dir_;
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+using testing::read_bytes;
+using testing::ScratchDir;
+using testing::write_bytes;
 
 TEST(AtomicFileWriter, TheTargetKeepsItsOldBytesUntilCommit) {
-  ScratchDir dir;
+  ScratchDir dir("file_io");
   const std::string path = dir.path("ckpt");
   write_bytes(path, "old");
   {
@@ -84,7 +48,7 @@ TEST(AtomicFileWriter, TheTargetKeepsItsOldBytesUntilCommit) {
 }
 
 TEST(AtomicFileWriter, AnUncommittedWriterRemovesItsTempFile) {
-  ScratchDir dir;
+  ScratchDir dir("file_io");
   const std::string path = dir.path("ckpt");
   write_bytes(path, "old");
   {
@@ -97,7 +61,7 @@ TEST(AtomicFileWriter, AnUncommittedWriterRemovesItsTempFile) {
 
 TEST(AtomicFileWriter, NewFilesGetTheUsualPermissions) {
   // mkstemp makes 0600 files; a checkpoint should be 0666 & ~umask like any other file.
-  ScratchDir dir;
+  ScratchDir dir("file_io");
   const mode_t old_mask = ::umask(027);
   save({{"w", ones({2})}}, dir.path("m.safetensors"));
   ::umask(old_mask);
@@ -108,7 +72,7 @@ TEST(AtomicFileWriter, NewFilesGetTheUsualPermissions) {
 
 TEST(AtomicFileWriter, ARenameFailureRemovesTheTempFile) {
   // The target is a non-empty directory: everything succeeds up to rename(), which fails.
-  ScratchDir dir;
+  ScratchDir dir("file_io");
   const std::string path = dir.path("ckpt");
   std::filesystem::create_directories(path + "/inside");
   EXPECT_GLASS_ERROR(save({{"w", ones({4})}}, path), "save(", "renaming", "ckpt.tmp.",
@@ -139,7 +103,7 @@ class FileSizeLimit {
 };
 
 TEST(AtomicFileWriter, AWriteErrorKeepsTheOldCheckpoint) {
-  ScratchDir dir;
+  ScratchDir dir("file_io");
   const std::string path = dir.path("model.safetensors");
   save({{"w", ones({4})}}, path);
   const std::string before = read_bytes(path);
@@ -153,7 +117,7 @@ TEST(AtomicFileWriter, AWriteErrorKeepsTheOldCheckpoint) {
 }
 
 TEST(ReadOnlyFile, ReadsExactRangesAndRefusesOthers) {
-  ScratchDir dir;
+  ScratchDir dir("file_io");
   const std::string path = dir.path("bytes");
   write_bytes(path, "0123456789");
   const ReadOnlyFile file(path, "load(bytes)");
@@ -166,7 +130,7 @@ TEST(ReadOnlyFile, ReadsExactRangesAndRefusesOthers) {
 }
 
 TEST(ReadOnlyFile, NoticesAFileThatShrinksWhileOpen) {
-  ScratchDir dir;
+  ScratchDir dir("file_io");
   const std::string path = dir.path("bytes");
   write_bytes(path, "0123456789");
   const ReadOnlyFile file(path, "load(bytes)");

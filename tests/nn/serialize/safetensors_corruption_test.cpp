@@ -7,12 +7,8 @@
 // that lie about lengths and offsets. (They run under ASan + UBSan too, where a read past
 // a buffer or a bool holding 2 would be caught.)
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <random>
 #include <string>
@@ -20,48 +16,16 @@
 
 #include "core/test_util.h"
 #include "nn/serialize/safetensors.h"
+#include "nn/serialize/temp_dir.h"
 
 namespace glass {
 namespace {
 
 using namespace std::string_literals;
-
-class ScratchDir {  // a fresh directory for one test, removed afterwards
- public:
-  ScratchDir() {
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("glass_corruption_"s + test->name() + "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
- private:
-  std::filesystem::path dir_;
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Unlinks first: rewriting a file in place through truncation makes ext4 flush it to disk
-// on close (its auto_da_alloc heuristic), which would make thousands of rewrites slow.
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::filesystem::remove(path);
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string file_bytes(const std::string& json, const std::string& data) {
-  std::string out;
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((json.size() >> (8 * i)) & 0xff));
-  return out + json + data;
-}
+using testing::file_bytes;
+using testing::read_bytes;
+using testing::ScratchDir;
+using testing::write_bytes;
 
 // nullopt when `path` loads; the glass::Error's message when it does not. Any other
 // exception escapes and fails the test.
@@ -88,7 +52,7 @@ std::string make_checkpoint(const ScratchDir& dir) {
 }
 
 TEST(SafetensorsCorruption, TruncationAtEveryByteIsACleanError) {
-  ScratchDir dir;
+  ScratchDir dir("corruption");
   const std::string good = read_bytes(make_checkpoint(dir));
   const std::string path = dir.path("cut.safetensors");
   for (size_t length = 0; length < good.size(); ++length) {
@@ -101,7 +65,7 @@ TEST(SafetensorsCorruption, TruncationAtEveryByteIsACleanError) {
 }
 
 TEST(SafetensorsCorruption, EverySingleBitFlipIsACleanErrorOrAFaithfulLoad) {
-  ScratchDir dir;
+  ScratchDir dir("corruption");
   const std::string good_path = make_checkpoint(dir);
   const std::string good = read_bytes(good_path);
   const SafetensorsReader layout(good_path);
@@ -151,7 +115,7 @@ TEST(SafetensorsCorruption, EverySingleBitFlipIsACleanErrorOrAFaithfulLoad) {
 }
 
 TEST(SafetensorsCorruption, RandomOverwritesAreCleanErrorsOrLoads) {
-  ScratchDir dir;
+  ScratchDir dir("corruption");
   const std::string good = read_bytes(make_checkpoint(dir));
   const std::string path = dir.path("garbled.safetensors");
   std::mt19937 gen(1234);
@@ -169,7 +133,7 @@ TEST(SafetensorsCorruption, RandomOverwritesAreCleanErrorsOrLoads) {
 }
 
 TEST(SafetensorsCorruption, TrailingBytesAreAnError) {
-  ScratchDir dir;
+  ScratchDir dir("corruption");
   const std::string good = read_bytes(make_checkpoint(dir));
   const std::string path = dir.path("long.safetensors");
   for (const std::string& extra : {"\0"s, " "s, "12345678"s}) {
@@ -179,7 +143,7 @@ TEST(SafetensorsCorruption, TrailingBytesAreAnError) {
 }
 
 TEST(SafetensorsCorruption, HeaderLengthsBeyondTheFileAreRefusedBeforeAllocating) {
-  ScratchDir dir;
+  ScratchDir dir("corruption");
   const std::string path = dir.path("len.safetensors");
   // 2^64 - 1: allocating it first would throw std::length_error, not glass::Error.
   write_bytes(path, "\xff\xff\xff\xff\xff\xff\xff\xff{}"s);
@@ -194,7 +158,7 @@ TEST(SafetensorsCorruption, HeaderLengthsBeyondTheFileAreRefusedBeforeAllocating
 }
 
 TEST(SafetensorsCorruption, OffsetsThatDoNotTileTheFileAreAnError) {
-  ScratchDir dir;
+  ScratchDir dir("corruption");
   const std::string path = dir.path("offsets.safetensors");
   const std::string eight = "\0\0\x80\x3f\0\0\0\x40"s;
   write_bytes(path, file_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
@@ -211,7 +175,7 @@ TEST(SafetensorsCorruption, OffsetsThatDoNotTileTheFileAreAnError) {
 }
 
 TEST(SafetensorsCorruption, BoolBytesMustBeZeroOrOne) {
-  ScratchDir dir;
+  ScratchDir dir("corruption");
   const std::string path = dir.path("bool.safetensors");
   const std::string json = R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})";
   write_bytes(path, file_bytes(json, "\x01\x02\x00"s));
@@ -221,7 +185,7 @@ TEST(SafetensorsCorruption, BoolBytesMustBeZeroOrOne) {
 }
 
 TEST(SafetensorsCorruption, NonFilesAreRefusedWithoutBlocking) {
-  ScratchDir dir;
+  ScratchDir dir("corruption");
   const std::string fifo = dir.path("pipe");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   // Opening a FIFO for reading blocks until a writer appears, unless refused up front.

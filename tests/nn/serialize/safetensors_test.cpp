@@ -6,70 +6,24 @@
 // input our writer did not produce.
 #include "nn/serialize/safetensors.h"
 
-#include <unistd.h>
-
-#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "core/test_util.h"
+#include "nn/serialize/temp_dir.h"
 
 namespace glass {
 namespace {
 
 using namespace std::string_literals;
-
-// A fresh, empty directory for one test, removed with its contents afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("glass_safetensors_"s + test->name() + "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
-      out.push_back(e.path().filename().string());
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
- private:
-  std::filesystem::path dir_;
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-// A safetensors file from its parts: the header length as 8 little-endian bytes (built
-// with shifts, whatever this machine's byte order), the JSON, the data.
-std::string file_bytes(const std::string& json, const std::string& data) {
-  std::string out;
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((json.size() >> (8 * i)) & 0xff));
-  return out + json + data;
-}
+using testing::file_bytes;
+using testing::read_bytes;
+using testing::ScratchDir;
+using testing::write_bytes;
 
 std::map<std::string, Tensor> by_name(const nn::NamedTensors& tensors) {
   return {tensors.begin(), tensors.end()};
@@ -84,7 +38,7 @@ std::vector<std::string> names_of(const nn::NamedTensors& tensors) {
 // ---- the writer, byte for byte --------------------------------------------------------------
 
 TEST(Safetensors, WritesTheSpecsBytesForOneTensor) {
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   save({{"x", tensor({1.0f, 2.0f})}}, dir.path("x.safetensors"));
   // 54 bytes of JSON + 2 spaces = 56 = 0x38, so the data starts at 64, 8-byte aligned;
   // 1.0f = 0x3f800000 and 2.0f = 0x40000000, little-endian.
@@ -95,20 +49,20 @@ TEST(Safetensors, WritesTheSpecsBytesForOneTensor) {
 }
 
 TEST(Safetensors, WritesMetadataFirstAndAnEmptyCheckpoint) {
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   save({{"x", tensor({1.0f, 2.0f})}}, dir.path("m.safetensors"), {{"format", "pt"}});
   EXPECT_EQ(read_bytes(dir.path("m.safetensors")),
             "\x58\0\0\0\0\0\0\0"s + R"({"__metadata__":{"format":"pt"},)" +
                 R"("x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})" + "   " +
                 "\x00\x00\x80\x3f\x00\x00\x00\x40"s);
-  save({}, dir.path("empty.safetensors"));
+  save(nn::NamedTensors{}, dir.path("empty.safetensors"));
   EXPECT_EQ(read_bytes(dir.path("empty.safetensors")), "\x08\0\0\0\0\0\0\0{}      "s);
   EXPECT_TRUE(load(dir.path("empty.safetensors")).empty());
 }
 
 TEST(Safetensors, LaysOutDataLikeTheReferenceWriter) {
   // 8-byte dtypes first, then 4-byte, then BOOL; by name within a size.
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   const std::string path = dir.path("order.safetensors");
   save({{"b", ones({3}, kFloat32)},
         {"a", ones({5}, kBool)},
@@ -131,7 +85,7 @@ TEST(Safetensors, LaysOutDataLikeTheReferenceWriter) {
 // ---- round trips ------------------------------------------------------------------------------
 
 TEST(Safetensors, RoundTripsEveryDtypeAndLayout) {
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   const std::string path = dir.path("all.safetensors");
   nn::NamedTensors saved;
   uint64_t seed = 1;
@@ -166,7 +120,7 @@ TEST(Safetensors, RoundTripsEveryDtypeAndLayout) {
 }
 
 TEST(Safetensors, KeepsEveryFloatBitPattern) {
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   const float f[] = {std::numeric_limits<float>::quiet_NaN(),  INFINITY, -INFINITY, -0.0f,
                      std::numeric_limits<float>::denorm_min(), -3.25f};
   const double d[] = {-std::numeric_limits<double>::quiet_NaN(), -0.0, 1e-310, 0.1};
@@ -179,7 +133,7 @@ TEST(Safetensors, KeepsEveryFloatBitPattern) {
 }
 
 TEST(Safetensors, RoundTripsMetadataAndParameters) {
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   const std::string path = dir.path("meta.safetensors");
   Tensor w = tensor({{1.5, -2.0}, {0.25, 4.0}}).requires_grad_();
   const std::map<std::string, std::string> metadata = {
@@ -211,7 +165,7 @@ TEST(Safetensors, LoadsAHandMadeFile) {
                            + "\x01\x00\x01"s                       // flags = {1, 0, 1}
                            + "\0\0\0\0\0\0\xf8\xbf"s               // w = {{-1.5}}
                            + "\x00\x00\x80\x3f\x00\x00\x00\x40"s;  // v = {1, 2}
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   const std::string path = dir.path("hand.safetensors");
   write_bytes(path, file_bytes(json, data));
 
@@ -234,7 +188,7 @@ TEST(Safetensors, LoadsAHandMadeFile) {
 }
 
 TEST(Safetensors, ReaderReadsOneTensorOnDemand) {
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   const std::string path = dir.path("lazy.safetensors");
   save({{"a", arange(6, kInt64).view({2, 3})}, {"b", ones({2}, kFloat32)}}, path);
   const SafetensorsReader reader(path);
@@ -248,7 +202,7 @@ TEST(Safetensors, ReaderReadsOneTensorOnDemand) {
 // ---- rejected saves leave everything as it was ----------------------------------------------
 
 TEST(Safetensors, RejectedSavesLeaveTheOldFileAndNoTempFile) {
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   const std::string path = dir.path("model.safetensors");
   save({{"w", ones({4})}}, path);
   const std::string before = read_bytes(path);
@@ -266,7 +220,7 @@ TEST(Safetensors, RejectedSavesLeaveTheOldFileAndNoTempFile) {
 }
 
 TEST(Safetensors, SavingIntoAMissingDirectoryFailsCleanly) {
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   const std::string path = dir.path("no/such/dir/model.safetensors");
   EXPECT_GLASS_ERROR(save({{"w", ones({2})}}, path), path.c_str(), "temporary file",
                      "No such file or directory", "does the directory exist");
@@ -274,7 +228,7 @@ TEST(Safetensors, SavingIntoAMissingDirectoryFailsCleanly) {
 }
 
 TEST(Safetensors, SavingReplacesTheFileAndLeavesNoTempFile) {
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   const std::string path = dir.path("model.safetensors");
   save({{"w", ones({4})}}, path);
   save({{"w", full({2}, 7.0)}}, path);
@@ -283,7 +237,7 @@ TEST(Safetensors, SavingReplacesTheFileAndLeavesNoTempFile) {
 }
 
 TEST(Safetensors, LoadErrorsNameTheFile) {
-  ScratchDir dir;
+  ScratchDir dir("safetensors");
   EXPECT_GLASS_ERROR(load(dir.path("missing.safetensors")), "load(", "missing.safetensors",
                      "cannot open", "No such file or directory");
   EXPECT_GLASS_ERROR(read_safetensors(dir.path("")), "read_safetensors(", "not a regular file",
