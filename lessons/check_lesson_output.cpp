@@ -10,6 +10,12 @@
 // stdout byte for byte. Exit code 2 means the check could not run (bad README, program
 // failed to run or exited nonzero).
 //
+// A README whose numbers come out of a long floating-point computation (lesson 06 trains
+// for 2,345 steps) may declare `<!-- output:tolerance 0.02 -->`: the text must still match
+// exactly, but each number may differ from the quoted one by that fraction of itself. The
+// kernels are compiled for the machine they run on (-march=native), and a CPU with other
+// vector widths sums in another order; the last digits of a trained loss then move.
+//
 // --update splits the new output across the existing blocks: block 0 starts at the first
 // line, and every later block starts at the first line, after the previous block's start,
 // that equals the block's current first line (its header). Blocks whose header has
@@ -17,9 +23,12 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +37,7 @@ namespace {
 
 constexpr const char* kBegin = "<!-- output:begin -->";
 constexpr const char* kEnd = "<!-- output:end -->";
+constexpr const char* kTolerance = "<!-- output:tolerance ";
 
 struct Block {
   size_t content_begin;  // byte offsets of the text between the fences, in the README
@@ -163,6 +173,34 @@ void print_diff(const std::vector<std::string>& want, const std::vector<size_t>&
   }
 }
 
+// The relative tolerance the README declares for its numbers, or 0 (exact).
+double declared_tolerance(const std::string& readme) {
+  size_t at = readme.find(kTolerance);
+  if (at == std::string::npos) return 0;
+  double tol = std::strtod(readme.c_str() + at + std::string(kTolerance).size(), nullptr);
+  if (!(tol > 0 && tol < 1)) throw Failure{"output:tolerance must be a fraction in (0, 1)"};
+  return tol;
+}
+
+// Lines equal except for numbers, each within `tol` of the quoted one (relative).
+bool equal_within(const std::string& want, const std::string& got, double tol) {
+  static const std::regex number(R"(-?\d+(\.\d+)?([eE][-+]?\d+)?)");
+  std::vector<std::string> w = split_lines(want), g = split_lines(got);
+  if (w.size() != g.size()) return false;
+  for (size_t l = 0; l < w.size(); ++l) {
+    // The text around the numbers must agree exactly...
+    if (std::regex_replace(w[l], number, "#") != std::regex_replace(g[l], number, "#"))
+      return false;
+    // ...and the numbers, taken in order, closely.
+    std::sregex_iterator a(w[l].begin(), w[l].end(), number), b(g[l].begin(), g[l].end(), number);
+    for (std::sregex_iterator end; a != end && b != end; ++a, ++b) {
+      double x = std::stod(a->str()), y = std::stod(b->str());
+      if (std::abs(x - y) > tol * std::max(std::abs(x), std::abs(y))) return false;
+    }
+  }
+  return true;
+}
+
 int check(const std::string& binary, const std::string& readme_path) {
   std::string readme = read_file(readme_path);
   std::string want;
@@ -174,6 +212,11 @@ int check(const std::string& binary, const std::string& readme_path) {
   }
   std::string got = run(binary);
   if (want == got) return 0;
+  double tol = declared_tolerance(readme);
+  if (tol > 0 && equal_within(want, got, tol)) {
+    std::cout << "equal within the declared tolerance (" << tol << " relative)\n";
+    return 0;
+  }
   std::cout << "The output of " << binary << "\ndiffers from the blocks quoted in " << readme_path
             << "\n--- README (quoted output)\n+++ program (actual stdout)\n";
   print_diff(split_lines(want), want_line, split_lines(got));

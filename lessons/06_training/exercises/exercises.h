@@ -1,0 +1,55 @@
+// lessons/06_training/exercises/exercises.h — the functions you write in lesson 06.
+//
+// Write them in student.cpp; solution.cpp is the reference that CI grades. To test your
+// own file:
+//   cmake -B build -DGLASS_EXERCISES=student && cmake --build build && ctest --test-dir build -L
+//   exercises
+// Use what lessons 01 to 06 teach: tensor ops and views, reductions (argmax, max, sum,
+// mean), comparisons and broadcasting, NoGradGuard, in-place ops (add_, mul_, sub_, copy_),
+// .grad(), nn modules (Sequential, its forward, train()/eval()), F::cross_entropy, an
+// optimizer's zero_grad()/step(), and iterating a DataLoader. Not optim::SGD in exercise
+// 2: the tests compare you with it.
+#pragma once
+
+#include <glass/glass.h>
+
+#include <vector>
+
+namespace glass::lesson06 {
+
+// Exercise 1 — accuracy from logits.
+// logits: (N, C) floating point, one row of class scores per example (any strides: the
+// tests pass transposed views); labels: (N) int64, each in [0, C). N >= 1.
+// Returns the fraction of rows whose predicted class equals the label, in [0, 1]. The
+// predicted class is the index of the row's largest score; when several scores tie for
+// the largest, the *lowest* such index is the prediction (argmax's rule, and PyTorch's).
+// Throws glass::Error when logits is not 2-D or labels' length differs from N. Must not
+// record a graph, even when logits requires grad.
+double accuracy(const Tensor& logits, const Tensor& labels);
+
+// Exercise 2 — one step of SGD with momentum, by hand (what optim::SGD does).
+// params: leaves that require grad; buffers: the momentum buffers, one per parameter
+// (buffers.size() == params.size()), an undefined Tensor() until that parameter's first
+// update. For every parameter p whose p.grad() is defined (skip the others, and leave
+// their buffer alone):
+//     g   = p.grad() + weight_decay * p
+//     buf = g                          on p's first update (a copy: not g itself)
+//     buf = momentum * buf + g         on later updates
+//     p   = p - lr * buf               in place: p stays the same tensor
+// Everything under NoGradGuard: the update must not become part of any graph.
+void sgd_momentum_step(const std::vector<Tensor>& params, std::vector<Tensor>& buffers, double lr,
+                       double momentum, double weight_decay = 0);
+
+// Exercise 3 — one epoch of training.
+// model maps a batch (B, ...) to logits (B, C); every batch of loader has data (B, ...) and
+// target (B) int64. Puts the model in training mode, then runs one epoch of the loader
+// (one `for (data::Example& batch : loader)` loop) and, for every batch:
+//     optimizer.zero_grad() → logits = model(batch.data) →
+//     loss = F::cross_entropy(logits, batch.target) → loss.backward() → optimizer.step()
+// Returns the mean loss per *example* over the epoch: sum over batches of
+// loss.item() * B, divided by the number of examples (so a short last batch counts for
+// what it holds), each batch's loss taken before its step.
+double train_one_epoch(nn::Sequential& model, data::DataLoader& loader,
+                       optim::Optimizer& optimizer);
+
+}  // namespace glass::lesson06

@@ -1,0 +1,66 @@
+// lessons/06_training/exercises/solution.cpp — the reference answers to lesson 06's
+// exercises (the build uses them unless GLASS_EXERCISES=student). Try your own in
+// student.cpp before reading these.
+#include "exercises.h"
+
+namespace glass::lesson06 {
+
+namespace F = nn::functional;
+
+// ---- exercise 1 ------------------------------------------------------------------------
+
+double accuracy(const Tensor& logits, const Tensor& labels) {  // logits: (N, C), labels: (N)
+  GLASS_CHECK(logits.dim() == 2 && labels.dim() == 1 && labels.size(0) == logits.size(0),
+              "accuracy(): expected logits (N, C) and labels (N), got logits ", logits.sizes(),
+              " and labels ", labels.sizes());
+  NoGradGuard no_grad;                  // a metric, not part of any model
+  Tensor predicted = logits.argmax(1);  // (N): the first index of each row's maximum
+  Tensor hits = predicted == labels;    // (N) Bool
+  const int64_t correct = hits.sum().item<int64_t>();
+  return static_cast<double>(correct) / static_cast<double>(labels.size(0));
+}
+
+// ---- exercise 2 ------------------------------------------------------------------------
+
+void sgd_momentum_step(const std::vector<Tensor>& params, std::vector<Tensor>& buffers, double lr,
+                       double momentum, double weight_decay) {
+  GLASS_CHECK(buffers.size() == params.size(), "sgd_momentum_step(): ", params.size(),
+              " parameters but ", buffers.size(), " momentum buffers; start with ",
+              "std::vector<Tensor>(params.size())");
+  NoGradGuard no_grad;  // the update is bookkeeping, not part of the model's function
+  for (size_t i = 0; i < params.size(); ++i) {
+    Tensor p = params[i];  // a handle: the same tensor as the model's, so p.sub_ updates it
+    if (!p.grad().defined()) continue;  // took no part in the loss: no update, no momentum
+    Tensor g = p.grad();
+    if (weight_decay != 0) g = g + p * weight_decay;  // a new tensor: .grad() is left as is
+    Tensor& buf = buffers[i];
+    if (!buf.defined()) {
+      buf = g.clone();  // its own storage: the next backward may add into .grad() in place
+    } else {
+      buf.mul_(momentum).add_(g);
+    }
+    p.sub_(buf, lr);  // p -= lr * buf, in place
+  }
+}
+
+// ---- exercise 3 ------------------------------------------------------------------------
+
+double train_one_epoch(nn::Sequential& model, data::DataLoader& loader,
+                       optim::Optimizer& optimizer) {
+  model->train();
+  double loss_sum = 0;  // sum over examples of their loss
+  int64_t examples = 0;
+  for (data::Example& batch : loader) {  // begin() starts the next epoch
+    optimizer.zero_grad();
+    Tensor logits = model(batch.data);                     // (B, C)
+    Tensor loss = F::cross_entropy(logits, batch.target);  // the batch's mean
+    loss.backward();
+    optimizer.step();
+    const int64_t b = batch.data.size(0);
+    loss_sum += loss.item<double>() * static_cast<double>(b);  // the batch's sum
+    examples += b;
+  }
+  return loss_sum / static_cast<double>(examples);
+}
+
+}  // namespace glass::lesson06
