@@ -69,6 +69,11 @@ class CustomNode : public Node {
   std::string name() const override { return name_; }
   tensor_list apply(tensor_list&& grads) override;
   void release_variables() override;
+  std::vector<SavedTensorInfo> saved_tensors() const override {
+    std::vector<SavedTensorInfo> out;
+    for (const SavedVariable& s : ctx.saved_) out.push_back(s.info());
+    return out;
+  }
 
   AutogradContext ctx;
   std::vector<DimVector> input_shapes;  // per forward argument (empty for non-tensors)

@@ -53,6 +53,11 @@ class FormulaNode : public Node {
   void release_variables() override {
     for (SavedVariable& s : saved) s.reset();
   }
+  std::vector<SavedTensorInfo> saved_tensors() const override {
+    std::vector<SavedTensorInfo> out;
+    for (const SavedVariable& s : saved) out.push_back(s.info());
+    return out;
+  }
   tensor_list formula(const Tensor& grad) const { return formula_(*this, grad); }
 
   // Saved tensor i, checked against in-place modification (saved_variable.h).

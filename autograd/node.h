@@ -22,6 +22,21 @@ namespace glass::autograd {
 using tensor_list = std::vector<Tensor>;
 class Node;
 
+// What a tensor saved for backward is, without its values (SavedVariable::info()): read by
+// tools that draw the graph (viewer/), never by the engine. version_check_fails() says
+// whether unpacking it now would throw because an in-place write came after the save.
+struct SavedTensorInfo {
+  bool defined = false;    // a tensor is held (false: none was saved, or it was released)
+  bool released = false;   // freed by a backward that did not retain the graph
+  bool is_output = false;  // the node's own output, saved without its grad_fn
+  DimVector sizes, strides;
+  ScalarType dtype = ScalarType::Undefined;
+  Device device = Device(kCPU);
+  uint32_t saved_version = 0;  // the tensor's version when it was saved
+  uint32_t version = 0;        // its version now
+  bool version_check_fails() const { return defined && version != saved_version; }
+};
+
 // Where a gradient goes: input `input_nr` of `function`. An invalid edge (no function)
 // stands for an input that does not require grad.
 struct Edge {
@@ -46,6 +61,8 @@ class Node : public std::enable_shared_from_this<Node> {
 
   // Drops saved tensors after a backward pass that does not retain the graph.
   virtual void release_variables() {}
+  // Read-only descriptions of the tensors this node saved for backward, in save order.
+  virtual std::vector<SavedTensorInfo> saved_tensors() const { return {}; }
 
   const std::vector<Edge>& next_edges() const { return next_edges_; }
   void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }

@@ -24,6 +24,21 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output, bool output_requir
   }
 }
 
+SavedTensorInfo SavedVariable::info() const {
+  SavedTensorInfo i;
+  i.released = released_;
+  i.is_output = is_output_;
+  i.saved_version = saved_version_;
+  if (!data_.defined()) return i;
+  i.defined = true;
+  i.sizes = DimVector(data_.sizes());
+  i.strides = DimVector(data_.strides());
+  i.dtype = data_.dtype();
+  i.device = data_.device();
+  i.version = data_._version();
+  return i;
+}
+
 Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
   GLASS_CHECK(!released_,
               "Trying to backward through the graph a second time (or directly access "

@@ -30,6 +30,8 @@ class SavedVariable {
     released_ = true;
   }
   bool defined() const { return data_.defined() || released_; }
+  // Metadata and versions of the saved tensor, for tools that draw the graph (node.h).
+  SavedTensorInfo info() const;
 
  private:
   Tensor data_;

@@ -13,6 +13,8 @@ GLASS_PACKAGES=(
   zlib1g-dev                        # nn/: reads the gzipped IDX datasets
   nlohmann-json3-dev                # nn/: safetensors checkpoint headers
   dataset-fashion-mnist             # the training lesson's data (/usr/share/datasets)
+  libgraphviz-dev                   # viewer/: libgvc lays out and renders graphs
+  graphviz                          # the `dot` CLI a viewer test compares libgvc's SVG with
 )
 
 glass_install_deps() {

@@ -1,0 +1,170 @@
+// tests/viewer/modules_test.cpp — which module a node belongs to, and folding modules.
+//
+// The reference is the model's own structure: a Linear computes x Wᵀ + b as one addmm of
+// b, x and Wᵀ (nn/functional/linear.h), so its ops are exactly TransposeBackward0 and
+// AddmmBackward0 plus its two parameter leaves; a ReLU between Linears owns no parameter
+// and stays outside at the top level, but joins a Sequential it sits inside (Note [Which
+// module a node belongs to], viewer/modules.cpp).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/ops/random.h"
+#include "nn/modules/activation.h"
+#include "nn/modules/container.h"
+#include "nn/modules/linear.h"
+#include "viewer/demos.h"
+#include "viewer/modules.h"
+#include "viewer/recorders.h"
+#include "viewer/snapshot.h"
+
+namespace glass::viz {
+namespace {
+
+std::map<std::string, std::multiset<std::string>> members_by_module(const Snapshot& s) {
+  std::map<std::string, std::multiset<std::string>> out;
+  for (const GraphNode& n : s.nodes) out[n.module].insert(n.label.empty() ? n.name : n.label);
+  return out;
+}
+
+struct SmallNet {
+  nn::Sequential seq{nn::Linear(4, 3), nn::ReLU(), nn::Linear(3, 2)};
+  Tensor x;
+  Tensor loss;
+  explicit SmallNet(bool input_requires_grad) {
+    manual_seed(0);
+    x = randn({5, 4});
+    if (input_requires_grad) x.requires_grad_();
+    loss = seq->forward(x).sum();
+  }
+  SnapshotOptions options() { return {.module = seq.ptr().get(), .names = {{"x", x}}}; }
+};
+
+TEST(Modules, ParametersNameLeavesAndClaimTheOpsThatReadThem) {
+  for (bool input_requires_grad : {false, true}) {
+    SmallNet net(input_requires_grad);
+    Snapshot s = snapshot(net.loss, net.options());
+    ASSERT_EQ(s.modules.size(), 3u);
+    EXPECT_EQ(s.modules[0].path, "0");
+    EXPECT_EQ(s.modules[0].type, "Linear");
+    EXPECT_EQ(s.modules[1].type, "ReLU");
+    auto by = members_by_module(s);
+    using M = std::multiset<std::string>;
+    EXPECT_EQ(by["0"], (M{"0.weight", "0.bias", "TransposeBackward0", "AddmmBackward0"}));
+    EXPECT_EQ(by["2"], (M{"2.weight", "2.bias", "TransposeBackward0", "AddmmBackward0"}));
+    M outside = {"SumBackward0", "ReluBackward0"};
+    if (input_requires_grad) outside.insert("x");
+    EXPECT_EQ(by[""], outside) << "input_requires_grad " << input_requires_grad;
+    EXPECT_EQ(by.size(), 3u);
+  }
+}
+
+TEST(Modules, CollapsingFoldsEachLinearIntoOneBox) {
+  SmallNet net(false);
+  Snapshot s = snapshot_with_gradients(net.loss, net.options());
+  Snapshot c = collapse_modules(s);
+  ASSERT_EQ(c.nodes.size(), 4u);  // Sum, Linear "2", ReLU, Linear "0"
+  EXPECT_EQ(c.count(NodeKind::Module), 2);
+  EXPECT_EQ(c.count(NodeKind::Leaf), 0);
+  const GraphNode* first = c.find("0");
+  const GraphNode* last = c.find("2");
+  const GraphNode* relu = c.find("ReluBackward0");
+  const GraphNode* sum = c.find("SumBackward0");
+  ASSERT_TRUE(first && last && relu && sum);
+  EXPECT_EQ(first->kind, NodeKind::Module);
+  EXPECT_EQ(first->name, "Linear");
+  EXPECT_EQ(first->members.size(), 4u);
+  EXPECT_EQ(first->output.sizes, (std::vector<int64_t>{5, 3}));  // the addmm's output
+  // The folded module's gradient is its output's: what its addmm received.
+  const GraphNode* addmm0 = nullptr;
+  for (int id : first->members)
+    if (s.nodes[id].name == "AddmmBackward0") addmm0 = &s.nodes[id];
+  ASSERT_NE(addmm0, nullptr);
+  ASSERT_TRUE(first->grad.has_value());
+  EXPECT_DOUBLE_EQ(first->grad->norm, addmm0->grad->norm);
+  // Edges: Linear0 -> ReLU -> Linear2 -> Sum, nothing else.
+  ASSERT_EQ(c.edges.size(), 3u);
+  std::set<std::pair<int, int>> edges;
+  for (const GraphEdge& e : c.edges) edges.insert({e.from, e.to});
+  EXPECT_EQ(edges, (std::set<std::pair<int, int>>{
+                       {first->id, relu->id}, {relu->id, last->id}, {last->id, sum->id}}));
+  for (size_t i = 0; i < c.nodes.size(); ++i) EXPECT_EQ(c.nodes[i].id, static_cast<int>(i));
+}
+
+TEST(Modules, ExpandedModulesStayOpen) {
+  SmallNet net(false);
+  Snapshot s = snapshot(net.loss, net.options());
+  Snapshot c = collapse_modules(s, {"0"});
+  EXPECT_EQ(c.nodes.size(), 7u);  // "0"'s four nodes, Linear "2", ReLU, Sum
+  EXPECT_EQ(c.count(NodeKind::Module), 1);
+  EXPECT_EQ(members_by_module(c)["0"].size(), 4u);
+  // Folding nothing changes nothing.
+  Snapshot all = collapse_modules(s, {"0", "2"});
+  EXPECT_EQ(all.nodes.size(), s.nodes.size());
+  EXPECT_EQ(all.edges.size(), s.edges.size());
+}
+
+// A module inside a module: folding happens at the outermost level not expanded.
+struct TowerImpl : nn::Module {
+  TowerImpl() : Module("Tower") {
+    body = register_module("body", nn::Sequential(nn::Linear(4, 4), nn::ReLU(), nn::Linear(4, 2)));
+    head = register_module("head", nn::Linear(2, 1));
+  }
+  Tensor forward(const Tensor& x) const { return head(body(x)); }
+  nn::Sequential body{nullptr};
+  nn::Linear head{nullptr};
+};
+GLASS_MODULE(Tower);
+
+TEST(Modules, NestedModulesFoldOutermostFirst) {
+  manual_seed(0);
+  Tower tower;
+  Tensor loss = tower(randn({3, 4})).sum();
+  Snapshot s = snapshot(loss, {.module = tower.ptr().get()});
+  auto by = members_by_module(s);
+  EXPECT_EQ(by["body.0"].size(), 4u);
+  EXPECT_EQ(by["body.2"].size(), 4u);
+  EXPECT_EQ(by["head"].size(), 4u);
+  // The ReLU owns no parameter, but it lies between body's two Linears: body's (rule 4).
+  EXPECT_EQ(by["body"], (std::multiset<std::string>{"ReluBackward0"}));
+  EXPECT_EQ(by[""], (std::multiset<std::string>{"SumBackward0"}));
+  // Folded at the top: the whole body is one box, then head, then the sum; no cycle.
+  Snapshot top = collapse_modules(s);
+  const GraphNode* body = top.find("body");
+  ASSERT_NE(body, nullptr);
+  EXPECT_EQ(body->name, "Sequential");
+  EXPECT_EQ(body->members.size(), 9u);
+  EXPECT_EQ(top.count(NodeKind::Module), 2);  // body, head
+  EXPECT_EQ(top.nodes.size(), 3u);
+  EXPECT_EQ(top.edges.size(), 2u);
+  // body open: its Linears fold one level down, inside body's cluster.
+  Snapshot open = collapse_modules(s, {"body"});
+  EXPECT_EQ(open.count(NodeKind::Module), 3);
+  ASSERT_NE(open.find("body.0"), nullptr);
+  EXPECT_EQ(open.find("body.0")->module, "body");
+  EXPECT_EQ(open.find("body.0")->name, "Linear");
+  EXPECT_EQ(open.find("head")->module, "");
+  EXPECT_EQ(open.find("ReluBackward0")->module, "body");
+}
+
+TEST(Modules, TheMlpDemoFoldsIntoThreeLinears) {
+  Snapshot s = capture(find_demo("mlp"));
+  auto by = members_by_module(s);
+  for (const char* fc : {"fc1", "fc2", "fc3"})
+    EXPECT_EQ(by[fc],
+              (std::multiset<std::string>{std::string(fc) + ".weight", std::string(fc) + ".bias",
+                                          "TransposeBackward0", "AddmmBackward0"}))
+        << fc;
+  Snapshot c = collapse_modules(s);
+  EXPECT_EQ(c.count(NodeKind::Module), 3);
+  EXPECT_EQ(c.find("fc1")->output.sizes, (std::vector<int64_t>{128, 512}));
+  EXPECT_EQ(c.find("fc3")->output.sizes, (std::vector<int64_t>{128, 10}));
+  EXPECT_EQ(c.find("fc1.weight"), nullptr);  // folded away
+  EXPECT_EQ(s.find("fc1.weight")->output.sizes, (std::vector<int64_t>{512, 784}));
+}
+
+}  // namespace
+}  // namespace glass::viz

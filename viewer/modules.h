@@ -1,0 +1,34 @@
+// viewer/modules.h — which module each node belongs to, and folding a module into one box.
+//
+// A real network's graph is hundreds of nodes; drawn by module ("fc1: Linear") it is a
+// dozen. Membership is inferred from the parameters, because nn announces no module scopes
+// (Note [Which module a node belongs to], modules.cpp); every membership it reports is
+// true, and ops it cannot place stay outside. Folding is a pure function Snapshot ->
+// Snapshot, so a GUI can fold and expand boxes without touching the graph again.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "viewer/snapshot.h"
+
+namespace glass::nn {
+class Module;
+}
+
+namespace glass::viz {
+
+// Sets Snapshot::modules (every submodule, depth-first) and each node's GraphNode::module.
+// snapshot() and ForwardRecorder::snapshot() call it when SnapshotOptions::module is set.
+void assign_modules(Snapshot& s, nn::Module& module);
+
+// Folds each module's nodes into one NodeKind::Module node (name: the module's type,
+// label: its path, members: the ids it stands for), at the outermost level not named in
+// `expanded`: with "body" expanded, "body.0" and "body.2" fold separately and sit inside
+// body's cluster. Edges inside one folded module disappear; one tensor entering a folded
+// module at several of its ops is drawn once; parallel edges into an op stay (each is one
+// tensor passed). A folded node's output and gradient are those of its member whose output
+// leaves the module (the latest, if several). Ops records are remapped to the new ids.
+Snapshot collapse_modules(const Snapshot& s, const std::set<std::string>& expanded = {});
+
+}  // namespace glass::viz

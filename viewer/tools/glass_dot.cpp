@@ -1,0 +1,149 @@
+// viewer/tools/glass_dot.cpp — glass-dot: a lesson's computation graph as DOT, SVG or PNG.
+//
+//   glass-dot --list
+//   glass-dot --demo mlp                                  # DOT text on stdout
+//   glass-dot --demo mlp --format svg --out mlp.svg --collapse
+//   glass-dot --demo if_else --forward --format png --out if_else.png
+//
+// The lessons' README figures are made with it, so a picture always shows what the code
+// does. Exit status: 0 on success, 2 for a bad command line (the message says which
+// argument and lists the valid values), 1 when drawing fails.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "viewer/demos.h"
+#include "viewer/dot.h"
+#include "viewer/graphviz.h"
+#include "viewer/modules.h"
+
+namespace {
+
+namespace viz = glass::viz;
+
+const char* kUsage =
+    "glass-dot: draws the computation graph of a lesson's model with Graphviz.\n"
+    "\n"
+    "usage: glass-dot --demo NAME [--format dot|svg|png] [--out FILE] [options]\n"
+    "       glass-dot --list\n"
+    "\n"
+    "  --demo NAME     the model to draw (--list names them)\n"
+    "  --format FMT    dot (text, the default), svg or png; without it, --out's extension\n"
+    "                  decides (.svg, .png, else dot)\n"
+    "  --out FILE      where to write (default: stdout; png needs a file)\n"
+    "  --forward       the forward graph, recorded as it runs (ops by name, and values the\n"
+    "                  result does not depend on, dashed), instead of the backward graph\n"
+    "  --collapse      one box per module (a Linear is one node) instead of its ops\n"
+    "  --saved         list each node's saved tensors (a stale one is flagged, red)\n"
+    "  --grad-stats    write each node's gradient norm, max |g| and NaN/Inf counts\n"
+    "  --no-shapes     leave the output shapes out of the labels\n"
+    "  --no-grad       skip backward: no gradient colours on the edges\n"
+    "  --list          name the demos, one line each\n"
+    "  --help          this text\n";
+
+struct Args {
+  std::string demo, format, out;
+  bool forward = false, collapse = false, list = false, help = false, grad = true;
+  viz::DotOptions dot;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "glass-dot: " << message << "\n(glass-dot --help shows the usage)\n";
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--demo")
+      a.demo = value();
+    else if (arg == "--format")
+      a.format = value();
+    else if (arg == "--out")
+      a.out = value();
+    else if (arg == "--forward")
+      a.forward = true;
+    else if (arg == "--collapse")
+      a.collapse = true;
+    else if (arg == "--saved")
+      a.dot.show_saved = true;
+    else if (arg == "--grad-stats")
+      a.dot.show_gradients = true;
+    else if (arg == "--no-shapes")
+      a.dot.show_shapes = false;
+    else if (arg == "--no-grad")
+      a.grad = false;
+    else if (arg == "--list")
+      a.list = true;
+    else if (arg == "--help" || arg == "-h")
+      a.help = true;
+    else
+      usage_error("unknown argument '" + arg + "'");
+  }
+  return a;
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a = parse(argc, argv);
+  if (a.help) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (a.list) {
+    for (const viz::Demo& d : viz::demos())
+      std::printf("%-10s %s\n", d.name.c_str(), d.description.c_str());
+    return 0;
+  }
+  if (a.demo.empty()) usage_error("say which graph to draw: --demo NAME (--list names them)");
+  if (a.format.empty())
+    a.format = ends_with(a.out, ".svg") ? "svg" : ends_with(a.out, ".png") ? "png" : "dot";
+  const viz::Demo* demo = nullptr;
+  try {
+    demo = &viz::find_demo(a.demo);
+    if (a.format != "dot") viz::parse_format(a.format);  // checks the name before the work
+  } catch (const glass::Error& e) {
+    usage_error(e.what());
+  }
+  if (a.format == "png" && a.out.empty())
+    usage_error("--format png writes binary data: give a file with --out FILE");
+
+  try {
+    viz::Snapshot s = viz::capture(*demo, {.forward = a.forward, .gradients = a.grad});
+    if (a.collapse) s = viz::collapse_modules(s);
+    std::string dot = viz::to_dot(s, a.dot);
+    if (a.format == "dot") {
+      if (a.out.empty()) {
+        std::cout << dot;
+      } else {
+        std::ofstream file(a.out, std::ios::binary);
+        file << dot;
+        if (!file.flush()) throw glass::Error("could not write " + a.out);
+      }
+    } else if (a.out.empty()) {
+      std::cout << viz::render(dot, viz::parse_format(a.format));
+    } else {
+      viz::render(dot, viz::parse_format(a.format), a.out);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "glass-dot: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
