@@ -1,0 +1,47 @@
+# lessons/figures.cmake — the lessons' graph figures, drawn by glass-dot from the code.
+#
+# Each README shows the graphs of its own models as SVGs under <lesson>/figures/. They are
+# produced by the glass-dot tool (viewer/tools/glass_dot.cpp) running the same demo code,
+# so a picture cannot drift from the code it shows:
+#   cmake -DGLASS_DOT=<glass-dot> -DSOURCE_DIR=<lessons dir> -DOUT_DIR=<dir> -P figures.cmake
+# writes every figure into OUT_DIR/<lesson>/figures/; the `lesson_figures` target runs it
+# with OUT_DIR = the source tree (regenerate), the `lesson_figures_current` test with a
+# scratch dir, then compares byte for byte with the committed files.
+# --no-grad: no gradient colours, whose last digits could differ on a CPU with other vector
+# widths (the figures must be byte-identical wherever the test runs).
+set(GLASS_LESSON_FIGURES
+    "01_imperative_model if_else --forward"
+    "01_imperative_model loop"
+    "01_imperative_model if_else"
+    "03_broadcasting broadcast"
+    "04_autograd tanh_mlp --saved"
+    "05_custom_functions myrelu"
+    "06_training mlp --collapse")
+
+foreach(entry IN LISTS GLASS_LESSON_FIGURES)
+  separate_arguments(parts UNIX_COMMAND "${entry}")
+  list(POP_FRONT parts lesson demo)
+  set(name ${demo})
+  if(parts)
+    string(REPLACE "--" "" suffix "${parts}")
+    set(name "${demo}_${suffix}")
+  endif()
+  set(out "${OUT_DIR}/${lesson}/figures/${name}.svg")
+  get_filename_component(dir "${out}" DIRECTORY)
+  file(MAKE_DIRECTORY "${dir}")
+  execute_process(COMMAND "${GLASS_DOT}" --demo ${demo} ${parts} --no-grad --format svg
+                          --out "${out}"
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "glass-dot --demo ${demo} ${parts} failed (${rc})")
+  endif()
+  if(COMPARE_WITH)
+    set(committed "${COMPARE_WITH}/${lesson}/figures/${name}.svg")
+    execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${out}" "${committed}"
+                    RESULT_VARIABLE differ)
+    if(NOT differ EQUAL 0)
+      message(FATAL_ERROR "${committed} is not what glass-dot draws now; rebuild the "
+                          "figures with `cmake --build build --target lesson_figures`")
+    endif()
+  endif()
+endforeach()
