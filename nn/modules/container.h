@@ -57,6 +57,10 @@ concept AnyModule = requires(const std::remove_cvref_t<T>& m) {
 
 // Sequential(Linear(784, 512), ReLU(), Linear(512, 10)): forward(x) runs the layers in
 // order, each on the previous one's output. Every layer's forward takes one Tensor.
+// Mind the initial weights: C++ evaluates a call's arguments in an unspecified order (g++
+// goes right to left), so with parentheses the layers draw their random init in an order
+// the compiler picks. Braces fix it — Sequential{Linear(784, 512), ReLU(), ...} evaluates
+// left to right ([dcl.init.list]) — as does one push_back per statement.
 class SequentialImpl : public Module {
  public:
   SequentialImpl() : Module("Sequential") {}
