@@ -15,6 +15,12 @@ GLASS_PACKAGES=(
   dataset-fashion-mnist             # the training lesson's data (/usr/share/datasets)
   libgraphviz-dev                   # viewer/: libgvc lays out and renders graphs
   graphviz                          # the `dot` CLI a viewer test compares libgvc's SVG with
+  libimgui-dev                      # viewer/app: Dear ImGui (with its GLFW + OpenGL3 backends)
+  libglfw3-dev                      # viewer/app: the window and input of glass-viewer
+  libstb-dev                        # viewer/app: stb_image_write (--screenshot), stb_image (tests)
+  libgl-dev libegl-dev              # viewer/app: OpenGL 3 and EGL (surfaceless screenshots)
+  libegl-mesa0 libgl1-mesa-dri      # Mesa's EGL and llvmpipe: rendering with no GPU
+  xvfb xauth                        # viewer tests: the app under xvfb-run in CI (no display)
 )
 
 glass_install_deps() {

@@ -1,0 +1,211 @@
+// tests/viewer/app/app_test.cpp — tier 2: the viewer's panels driven through a bare ImGui
+// context (no window, no GL, no platform backend): the display size, font atlas and mouse
+// are set by hand, NewFrame/Render run, and the test reads what the panels recorded.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include <glass/glass.h>
+
+#include "viewer/app/app.h"
+#include "viewer/demos.h"
+#include "viewer/recorders.h"
+
+namespace glass::viz::app {
+namespace {
+
+// One ImGui context for a test, with a built font atlas and a 1400x900 display.
+struct ImGuiHarness {
+  ImGuiHarness() {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1400, 900);
+    io.DeltaTime = 1.f / 60;
+    unsigned char* pixels = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  }
+  ~ImGuiHarness() { ImGui::DestroyContext(); }
+  // One frame with the mouse at (x, y), the left button down or up.
+  void frame(App& app, float x = -1, float y = -1, bool down = false) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = ImVec2(x, y);
+    io.MouseDown[0] = down;
+    ImGui::NewFrame();
+    app.frame();
+    ImGui::Render();
+  }
+  void stride_only(App& app, float x = -1, float y = -1) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = ImVec2(x, y);
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(io.DisplaySize);
+    app.stride_panel();
+    ImGui::Render();
+  }
+};
+
+TEST(StrideLab, AddressFormulaMatchesTheStrides) {
+  StrideLab lab;
+  lab.reset(arange(12).view({4, 3}), "a");
+  lab.transpose(0, 1);  // (3, 4), strides (1, 3)
+  EXPECT_EQ(lab.storage_index({1, 2}), 1 * 1 + 2 * 3);
+  EXPECT_EQ(lab.formula({1, 2}), "0 + 1*1 + 2*3 = 7");
+  EXPECT_NE(lab.contiguous_note(), "");
+  EXPECT_TRUE(lab.view().is_alias_of(lab.base()));
+  lab.slice(1, 0, 4, 2);  // (3, 2), strides (1, 6)
+  EXPECT_EQ(lab.storage_index({2, 1}), 2 * 1 + 1 * 6);
+  lab.undo();
+  lab.undo();
+  EXPECT_TRUE(lab.contiguous_note().empty());
+  lab.select(0, 1);  // row 1: offset 3
+  EXPECT_EQ(lab.storage_index({2}), 5);
+  EXPECT_EQ(lab.expression(), "a.select(0, 1)");
+}
+
+TEST(StrideLab, ExpandReadsOneCellManyTimes) {
+  StrideLab lab;
+  lab.reset(arange(3).view({1, 3}), "b");
+  lab.expand({4, 3});
+  std::vector<int64_t> reads = lab.reads_per_cell();
+  EXPECT_EQ(reads, (std::vector<int64_t>{4, 4, 4}));
+}
+
+TEST(StrideLab, BadViewNamesTheProblem) {
+  StrideLab lab;
+  lab.reset(arange(12).view({4, 3}), "a");
+  EXPECT_THROW(lab.transpose(0, 5), Error);
+  EXPECT_THROW(lab.storage_index({1}), Error);
+  EXPECT_EQ(lab.expression(), "a");  // unchanged
+}
+
+TEST(StridePanel, HoveringTransposedCellReportsItsStorageIndex) {
+  ImGuiHarness h;
+  App app;
+  app.stride.reset(arange(12).view({4, 3}), "a");
+  app.stride.transpose(0, 1);  // a 3x4 view
+  h.stride_only(app);          // lays the grid out; nothing hovered
+  EXPECT_EQ(app.stride.hovered_storage, -1);
+  ASSERT_EQ(app.stride.cell_rects.size(), 12u);
+  const size_t k = 1 * 4 + 2;  // cell (1, 2), row-major over the 3x4 grid
+  ASSERT_EQ(app.stride.cell_index[k], (std::vector<int64_t>{1, 2}));
+  const CellRect r = app.stride.cell_rects[k];
+  h.stride_only(app, (r.x0 + r.x1) / 2, (r.y0 + r.y1) / 2);
+  const Tensor& v = app.stride.view();
+  ASSERT_EQ(app.stride.hovered, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(app.stride.hovered_storage,
+            v.storage_offset() + 1 * v.strides()[0] + 2 * v.strides()[1]);
+  EXPECT_EQ(app.stride.hovered_storage, 7);
+}
+
+TEST(GraphPanel, ClickingANodeSelectsIt) {
+  ImGuiHarness h;
+  App app;
+  app.open_demo("tanh_mlp");
+  h.frame(app);
+  ASSERT_FALSE(app.graph.node_rects.empty());
+  EXPECT_EQ(app.graph.node_rects.size(), app.graph.drawn.nodes.size());
+  h.frame(app);  // after the fit: boxes where they will stay
+  auto [id, rect] = app.graph.node_rects.back();
+  h.frame(app, rect.cx(), rect.cy(), true);
+  h.frame(app, rect.cx(), rect.cy(), false);
+  EXPECT_EQ(app.graph.selected, id);
+  ASSERT_NE(app.selected_node(), nullptr);
+  EXPECT_EQ(app.selected_node()->id, id);
+  // Clicking empty canvas clears it.
+  h.frame(app, 12, 525, true);  // the graph window's bottom-left corner
+  h.frame(app, 12, 525, false);
+  EXPECT_EQ(app.graph.selected, -1);
+}
+
+TEST(GraphPanel, LayoutIsCachedOnStructure) {
+  ImGuiHarness h;
+  App app;
+  app.open_demo("tanh_mlp");
+  h.frame(app);
+  h.frame(app);
+  EXPECT_EQ(app.graph.layouts_computed, 1);
+  Snapshot same = app.graph.snapshot;  // new gradient values, same structure
+  for (GraphNode& n : same.nodes)
+    if (n.grad) n.grad->norm *= 2;
+  app.set_graph(same);
+  h.frame(app);
+  EXPECT_EQ(app.graph.layouts_computed, 1);
+  app.open_demo("broadcast");  // another graph: laid out again
+  h.frame(app);
+  EXPECT_EQ(app.graph.layouts_computed, 2);
+}
+
+TEST(GradientPanel, ShowsTheNormsTheModelComputed) {
+  ImGuiHarness h;
+  App app;
+  app.open_demo("mlp");
+  h.frame(app);
+  // The same demo run again, independently: its parameters' gradient norms.
+  manual_seed(0);
+  DemoRun run = find_demo("mlp").build();
+  run.forward().backward();
+  auto params = run.module->named_parameters();
+  ASSERT_EQ(app.drawn_norms.size(), params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_EQ(app.drawn_norms[i].name, params[i].first);
+    Tensor g = params[i].second.grad().to(ScalarType::Float64);
+    double norm = std::sqrt((g * g).sum().item<double>());
+    EXPECT_NEAR(app.drawn_norms[i].norm, norm, 1e-6 * norm) << params[i].first;
+    EXPECT_GT(norm, 0);
+  }
+}
+
+TEST(TrainingPanel, PlayingStepsOncePerFrameAndKeepsTheLayout) {
+  if (!std::filesystem::is_directory("/usr/share/datasets/fashion-mnist"))
+    GTEST_SKIP() << "needs Debian's dataset-fashion-mnist";
+  ImGuiHarness h;
+  App app;
+  app.open_training({.batch_size = 32, .train_limit = 1024, .eval_size = 64});
+  ASSERT_EQ(app.trainer->steps(), 1);
+  app.playing = true;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_EQ(app.trainer->steps(), 4);
+  EXPECT_EQ(app.trainer->losses().size(), 4u);
+  EXPECT_EQ(app.graph.layouts_computed, 1);  // rebuilt every step, laid out once
+  EXPECT_EQ(app.grad_history.size(), 4u);
+  // The gradient panel drew the norms of the gradients the last step used.
+  auto params = app.trainer->parameters();
+  ASSERT_EQ(app.drawn_norms.size(), params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    Tensor g = params[i].second.grad().to(ScalarType::Float64);
+    EXPECT_NEAR(app.drawn_norms[i].norm, std::sqrt((g * g).sum().item<double>()), 1e-9)
+        << params[i].first;
+  }
+  app.playing = false;
+  h.frame(app);
+  EXPECT_EQ(app.trainer->steps(), 4);  // paused
+}
+
+TEST(App, UnknownDemoListsTheValidOnes) {
+  App app;
+  try {
+    app.open_demo("nope");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown demo 'nope'"), std::string::npos);
+  }
+}
+
+TEST(App, InspectorShowsASelectedLeaf) {
+  ImGuiHarness h;
+  App app;
+  app.open_demo("tanh_mlp");
+  const GraphNode* w = app.graph.drawn.find("w");
+  ASSERT_NE(w, nullptr);
+  app.graph.selected = w->id;
+  h.frame(app);
+  EXPECT_TRUE(app.tensor_for(*w).defined());
+}
+
+}  // namespace
+}  // namespace glass::viz::app

@@ -1,0 +1,86 @@
+// tests/viewer/app/png_check.cpp — checks a glass-viewer screenshot (tier 3).
+//
+//   viewer_png_check FILE.png DEMO     exit 0: not blank, and one node-coloured box per
+//                                      node of DEMO's (collapsed) graph; else 1, saying why
+//
+// Node boxes are the only pixels of the fill colour kNodeFill in app.cpp (250, 214, 110);
+// the count is of 4-connected regions of that colour (±24 per channel, so antialiasing
+// and text inside a box do not split it) larger than 30 pixels.
+#include <stb_image.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <vector>
+
+#include "viewer/demos.h"
+#include "viewer/modules.h"
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: viewer_png_check FILE.png DEMO\n";
+    return 2;
+  }
+  int w = 0, h = 0, n = 0;
+  unsigned char* px = stbi_load(argv[1], &w, &h, &n, 4);
+  if (!px) {
+    std::cerr << "cannot read " << argv[1] << ": " << stbi_failure_reason() << "\n";
+    return 1;
+  }
+  auto at = [&](int x, int y) {
+    return px + (static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 4;
+  };
+  // Not blank: more than a few distinct colours.
+  std::vector<bool> seen(1 << 15);
+  int distinct = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const unsigned char* p = at(x, y);
+      int key = (p[0] >> 3) << 10 | (p[1] >> 3) << 5 | (p[2] >> 3);
+      if (!seen[static_cast<size_t>(key)]) seen[static_cast<size_t>(key)] = true, ++distinct;
+    }
+  auto is_fill = [&](int x, int y) {
+    const unsigned char* p = at(x, y);
+    return std::abs(p[0] - 250) <= 24 && std::abs(p[1] - 214) <= 24 && std::abs(p[2] - 110) <= 24;
+  };
+  std::vector<int> label(static_cast<size_t>(w) * static_cast<size_t>(h), 0);
+  int regions = 0;
+  std::vector<std::pair<int, int>> stack;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      if (!is_fill(x, y) || label[static_cast<size_t>(y * w + x)]) continue;
+      int size = 0;
+      stack.assign(1, {x, y});
+      label[static_cast<size_t>(y * w + x)] = -1;
+      while (!stack.empty()) {
+        auto [cx, cy] = stack.back();
+        stack.pop_back();
+        ++size;
+        const int dx[] = {1, -1, 0, 0}, dy[] = {0, 0, 1, -1};
+        for (int k = 0; k < 4; ++k) {
+          int nx = cx + dx[k], ny = cy + dy[k];
+          if (nx < 0 || ny < 0 || nx >= w || ny >= h || label[static_cast<size_t>(ny * w + nx)] ||
+              !is_fill(nx, ny))
+            continue;
+          label[static_cast<size_t>(ny * w + nx)] = -1;
+          stack.push_back({nx, ny});
+        }
+      }
+      if (size > 30) ++regions;
+    }
+  stbi_image_free(px);
+  glass::viz::Snapshot s = glass::viz::capture(glass::viz::find_demo(argv[2]));
+  if (!s.modules.empty()) s = glass::viz::collapse_modules(s);
+  const int expected = static_cast<int>(s.nodes.size());
+  std::cout << argv[1] << ": " << w << "x" << h << ", " << distinct << " distinct colours, "
+            << regions << " node boxes (expected " << expected << ")\n";
+  if (distinct < 8) {
+    std::cout << "FAIL: the image is blank\n";
+    return 1;
+  }
+  if (regions != expected) {
+    std::cout << "FAIL: wrong number of node boxes\n";
+    return 1;
+  }
+  return 0;
+}

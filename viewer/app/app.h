@@ -1,0 +1,117 @@
+// viewer/app/app.h — the viewer's UI state and panels, with no window and no GL.
+//
+// App draws every panel with Dear ImGui into whatever context is current: glass-viewer
+// gives it a GLFW or EGL window (platform.h), the tests give it a bare context with a
+// hand-set mouse. Everything a test asserts on is kept here as plain data — the node under
+// the mouse, the storage index of the hovered cell, the norms the gradient panel drew —
+// so a test reads what was drawn, not pixels.
+//
+// Invariants: graph.layout was computed from the current snapshot's structure
+// (graph.layout_key == structure_key(snapshot)); it is recomputed only when that key
+// changes, never per frame. stride.view always shares stride.base's storage.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+#include "viewer/app/stride.h"
+#include "viewer/app/training.h"
+#include "viewer/layout.h"
+#include "viewer/snapshot.h"
+
+namespace glass::viz::app {
+
+// A screen rectangle, in pixels (ImGui's coordinates).
+struct Rect {
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  float cx() const { return (x0 + x1) / 2; }
+  float cy() const { return (y0 + y1) / 2; }
+  bool contains(float x, float y) const { return x >= x0 && x < x1 && y >= y0 && y < y1; }
+};
+
+// A string that changes exactly when the layout must: node names, labels, shapes and
+// edges, but not gradient values (those only recolour).
+std::string structure_key(const Snapshot& s);
+
+// The graph panel's state.
+struct GraphView {
+  Snapshot snapshot;
+  bool collapse = true;  // one box per module (collapse_modules)
+  Layout layout;
+  std::string layout_key;    // structure_key of what `layout` was made from
+  int layouts_computed = 0;  // how many times layout() ran: the cache's witness in tests
+  float zoom = 1, pan_x = 0, pan_y = 0;
+  bool fit_pending = true;  // zoom to fit on the next frame (after a new layout)
+  int selected = -1;        // a node id of the drawn (possibly collapsed) snapshot
+  std::vector<std::pair<int, Rect>> node_rects;  // last frame: node id -> its box on screen
+  Snapshot drawn;  // the snapshot the boxes belong to (collapsed or not)
+};
+
+// Gradient thresholds: a norm below vanishing or above exploding is highlighted.
+struct GradThresholds {
+  double vanishing = 1e-6, exploding = 1e2;
+};
+
+// One parameter's gradient norm, as the gradient flow panel draws it.
+struct ParamNorm {
+  std::string name;
+  double norm = 0;
+};
+
+enum class Panels : uint8_t { All, GraphOnly };
+
+struct App {
+  std::string title = "glass-viewer";
+  Panels panels = Panels::All;
+  GraphView graph;
+  GradThresholds thresholds;
+  // Named live tensors the inspector can show values for (a demo's inputs, parameters).
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  StrideLab stride;
+  std::unique_ptr<Trainer> trainer;  // set when training live (--train)
+  bool playing = false;
+  // Gradient flow: the current per-parameter norms and their history (one row per step).
+  std::vector<ParamNorm> grad_norms;
+  std::vector<std::vector<double>> grad_history;
+  std::vector<ParamNorm> drawn_norms;  // what the gradient panel drew on the last frame
+  std::string error;                   // the last error shown in the status line
+
+  // Opens a demo by name (viewer/demos.h); a glass::Error lists the valid names.
+  void open_demo(const std::string& name);
+  // Starts the Fashion-MNIST MLP training (lesson 06) live in the app.
+  void open_training(const TrainerOptions& options = {});
+  // Sets the graph and what the inspector and gradient panels show.
+  void set_graph(Snapshot s);
+  void set_grad_norms(std::vector<ParamNorm> norms);
+
+  // Runs one training step when playing, then draws every panel. Call between
+  // ImGui::NewFrame() and ImGui::Render().
+  void frame();
+
+  // The node the inspector shows, or null.
+  const GraphNode* selected_node() const;
+  // The live tensor for a node (a leaf's label in `tensors`), or an undefined tensor.
+  Tensor tensor_for(const GraphNode& n) const;
+
+  // Panels, each one ImGui window (public so tests and the bench can draw one alone).
+  void graph_panel();
+  void inspector_panel();
+  void stride_panel();
+  void gradient_panel();
+  void training_panel();
+
+ private:
+  void ensure_layout();
+  void training_step();
+};
+
+// The per-parameter gradient norms of a module's parameters (undefined grads: 0).
+std::vector<ParamNorm> parameter_grad_norms(
+    const std::vector<std::pair<std::string, Tensor>>& params);
+
+}  // namespace glass::viz::app

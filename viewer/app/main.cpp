@@ -1,0 +1,125 @@
+// viewer/app/main.cpp — glass-viewer: the lessons' graphs, views and training, live.
+//
+//   glass-viewer --demo mlp                        the lesson 06 MLP's graph (glass-dot's names)
+//   glass-viewer --train                           train the Fashion-MNIST MLP in the app
+//   glass-viewer --demo tanh_mlp --screenshot g.png --frames 3 [--egl] [--graph-only]
+//
+// Usage errors print what was wrong and exit 2; a screenshot run exits 0 once the PNG is
+// written. Everything drawn comes from viewer/app/app.h; this file only owns the loop.
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include <imgui.h>
+
+#include "core/error.h"
+#include "viewer/app/app.h"
+#include "viewer/app/platform.h"
+#include "viewer/demos.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: glass-viewer [options]
+  --demo NAME         open a demo's graph (glass-dot --list names them; default mlp)
+  --train             train lesson 06's Fashion-MNIST MLP live, one step per frame (pause, step, play)
+  --screenshot FILE   render --frames frames, write the last one as a PNG, and exit
+  --frames N          frames to render before the screenshot (default 3)
+  --size WxH          window size in pixels (default 1400x900)
+  --graph-only        draw only the graph panel, filling the window
+  --egl               render with EGL on Mesa's surfaceless platform (no X server needed;
+                      only with --screenshot: there is no window to show)
+  --list              list the demos
+  --help              this text
+)";
+
+int to_int(const std::string& flag, const std::string& s) {
+  int v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  GLASS_CHECK(ec == std::errc() && end == s.data() + s.size() && v > 0, flag,
+              " needs a positive integer, got '", s, "'");
+  return v;
+}
+
+int run(int argc, char** argv) {
+  namespace app = glass::viz::app;
+  std::string demo = "mlp", screenshot;
+  bool train = false, graph_only = false;
+  int frames = 3;
+  app::WindowOptions window;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      GLASS_CHECK(i + 1 < argc, a, " needs a value (see --help)");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (a == "--list") {
+      for (const auto& d : glass::viz::demos())
+        std::cout << d.name << "  " << d.description << "\n";
+      return 0;
+    } else if (a == "--demo") {
+      demo = value();
+    } else if (a == "--train") {
+      train = true;
+    } else if (a == "--screenshot") {
+      screenshot = value();
+    } else if (a == "--frames") {
+      frames = to_int(a, value());
+    } else if (a == "--size") {
+      std::string v = value();
+      size_t x = v.find('x');
+      GLASS_CHECK(x != std::string::npos, "--size needs WxH (e.g. 1400x900), got '", v, "'");
+      window.width = to_int(a, v.substr(0, x));
+      window.height = to_int(a, v.substr(x + 1));
+    } else if (a == "--graph-only") {
+      graph_only = true;
+    } else if (a == "--egl") {
+      window.egl = true;
+    } else {
+      GLASS_CHECK(false, "unknown option '", a, "' (see --help)");
+    }
+  }
+  GLASS_CHECK(!window.egl || !screenshot.empty(),
+              "--egl renders off screen: use it with --screenshot FILE");
+
+  app::App ui;  // opened before any window, so a bad --demo fails without a display
+  if (train) {
+    ui.open_training();
+    ui.playing = true;  // one step per frame from the start; the panel pauses
+  } else
+    ui.open_demo(demo);
+  if (graph_only) ui.panels = app::Panels::GraphOnly;
+  window.title = ui.title;
+  window.visible = screenshot.empty();
+  app::Window w(window);
+  for (int frame = 0;; ++frame) {
+    if (w.should_close()) break;
+    w.begin_frame();
+    ui.frame();
+    w.end_frame();
+    if (!screenshot.empty() && frame + 1 >= frames) {
+      app::write_png(screenshot, w.read_pixels(), w.width(), w.height());
+      std::cout << "wrote " << screenshot << " (" << w.width() << "x" << w.height() << ", "
+                << frames << " frames, " << ui.graph.drawn.nodes.size() << " nodes)\n";
+      return 0;
+    }
+    w.present();
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "glass-viewer: error: " << e.what() << "\n";
+    return 2;
+  }
+}
