@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # scripts/run.sh — the main job: install what is missing, build (Release), run the tour.
 #
-# Today the tour is the lessons that exist, in order, each printing what its README
-# explains. Usage: bash scripts/run.sh   (from anywhere; builds into ./build)
+# The tour is the lessons, in order, each printing what its README explains; then their
+# graph figures are drawn with glass-dot (into build/lesson-figures/). With a display
+# (DISPLAY or WAYLAND_DISPLAY set) the viewer opens last, training lesson 06's MLP live
+# with its graph, gradients and curves (glass-viewer --train; close the window to end).
+# Usage: bash scripts/run.sh   (from anywhere; builds into ./build)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/deps.sh"
@@ -18,3 +21,17 @@ while read -r name; do
   printf '\n==================== %s ====================\n\n' "$name"
   "$build/lessons/$name"
 done < "$build/lessons/tour.txt"
+
+printf '\n==================== figures ====================\n\n'
+cmake -DGLASS_DOT="$build/glass-dot" -DOUT_DIR="$build/lesson-figures" \
+  -P "$root/lessons/figures.cmake"
+echo "the lessons' graphs, drawn by glass-dot: $build/lesson-figures/*/figures/*.svg"
+
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$build/glass-viewer" ]; then
+  printf '\n==================== the viewer ====================\n\n'
+  echo "glass-viewer --train: lesson 06's MLP training live (close the window to finish)"
+  "$build/glass-viewer" --train
+else
+  echo "no display: skipping the viewer (try: xvfb-run -a $build/glass-viewer --demo mlp" \
+       "--screenshot mlp.png)"
+fi
