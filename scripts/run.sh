@@ -3,8 +3,9 @@
 #
 # The tour is the lessons, in order, each printing what its README explains; then their
 # graph figures are drawn with glass-dot (into build/lesson-figures/). With a display
-# (DISPLAY or WAYLAND_DISPLAY set) the viewer opens last, training lesson 06's MLP live
-# with its graph, gradients and curves (glass-viewer --train; close the window to end).
+# (DISPLAY or WAYLAND_DISPLAY set) the viewer opens last on the lesson tour: its "Lesson
+# tour" panel opens each lesson's model in turn, from lesson 01's, and starts lesson 06's
+# training live (close the window to end).
 # Usage: bash scripts/run.sh   (from anywhere; builds into ./build)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,8 +30,8 @@ echo "the lessons' graphs, drawn by glass-dot: $build/lesson-figures/*/figures/*
 
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$build/glass-viewer" ]; then
   printf '\n==================== the viewer ====================\n\n'
-  echo "glass-viewer --train: lesson 06's MLP training live (close the window to finish)"
-  "$build/glass-viewer" --train
+  echo "glass-viewer: the lesson tour (pick a lesson in the 'Lesson tour' panel; close to finish)"
+  "$build/glass-viewer" --demo if_else  # lesson 01's model: where the tour starts
 else
   echo "no display: skipping the viewer (try: xvfb-run -a $build/glass-viewer --demo mlp" \
        "--screenshot mlp.png)"

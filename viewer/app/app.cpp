@@ -47,8 +47,23 @@ std::vector<ParamNorm> parameter_grad_norms(
   return out;
 }
 
+std::vector<std::string> App::tour() {
+  // Each description starts "lesson NN:", so sorting by it (stably) is lesson order.
+  std::vector<const Demo*> order;
+  for (const Demo& d : demos()) order.push_back(&d);
+  std::stable_sort(order.begin(), order.end(), [](const Demo* a, const Demo* b) {
+    return a->description.substr(0, 9) < b->description.substr(0, 9);
+  });
+  std::vector<std::string> names;
+  for (const Demo* d : order) names.push_back(d->name);
+  return names;
+}
+
 void App::open_demo(const std::string& name) {
   const Demo& demo = find_demo(name);
+  current_demo = name;
+  trainer.reset();
+  playing = false;
   manual_seed(0);  // as capture() does: the same graph and values as glass-dot's
   DemoRun run = demo.build();
   Tensor root = run.forward();
@@ -74,6 +89,7 @@ void App::open_demo(const std::string& name) {
 
 void App::open_training(const TrainerOptions& options) {
   trainer = std::make_unique<Trainer>(options);
+  current_demo.clear();
   title = "glass-viewer: training the Fashion-MNIST MLP (lesson 06)";
   training_step();
   stride.reset(arange(12).view({4, 3}), "a");
@@ -192,7 +208,9 @@ void App::gradient_panel() {
 void App::training_panel() {
   ImGui::Begin("Training");
   if (!trainer) {
-    ImGui::TextWrapped("Run `glass-viewer --train` to train lesson 06's Fashion-MNIST MLP here.");
+    ImGui::TextWrapped(
+        "Press \"Train lesson 06's MLP live\" in the lesson tour (or run `glass-viewer "
+        "--train`) to train the Fashion-MNIST MLP here.");
     ImGui::End();
     return;
   }
@@ -239,6 +257,33 @@ void App::training_panel() {
 
 // [SECTION] frame ---------------------------------------------------------------------------
 
+// The lesson tour: every demo in lesson order, one click to open it, and lesson 06's
+// training to run live.
+void App::tour_panel() {
+  ImGui::Begin("Lesson tour");
+  tour_rects.clear();
+  for (const std::string& name : tour()) {
+    const Demo& d = find_demo(name);
+    if (ImGui::Selectable((d.description + "##" + name).c_str(), name == current_demo)) {
+      try {
+        open_demo(name);
+      } catch (const Error& e) {
+        error = e.what();
+      }
+    }
+    ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+    tour_rects.emplace_back(name, Rect{lo.x, lo.y, hi.x, hi.y});
+  }
+  if (ImGui::Button("Train lesson 06's MLP live")) {
+    try {
+      open_training();
+    } catch (const Error& e) {
+      error = e.what();  // e.g. the dataset package is missing
+    }
+  }
+  ImGui::End();
+}
+
 void App::frame() {
   if (trainer && playing) training_step();  // one step per frame, on the UI thread
   const ImVec2 d = ImGui::GetIO().DisplaySize;
@@ -255,7 +300,9 @@ void App::frame() {
   };
   place(0, 0, 0.55f, 0.6f);
   graph_panel();
-  place(0.55f, 0, 0.45f, 0.6f);
+  place(0.55f, 0, 0.45f, 0.2f);
+  tour_panel();
+  place(0.55f, 0.2f, 0.45f, 0.4f);
   inspector_panel();
   place(0, 0.6f, 0.55f, 0.4f);
   stride_panel();

@@ -80,6 +80,13 @@ struct App {
   std::vector<std::vector<double>> grad_history;
   std::vector<ParamNorm> drawn_norms;  // what the gradient panel drew on the last frame
   std::string error;                   // the last error shown in the status line
+  // The lesson tour: the demo on screen ("" when training), and where the tour panel drew
+  // each entry on the last frame (for tests).
+  std::string current_demo;
+  std::vector<std::pair<std::string, Rect>> tour_rects;
+
+  // The demos in lesson order (01 first): the tour panel's entries.
+  static std::vector<std::string> tour();
 
   // Opens a demo by name (viewer/demos.h); a glass::Error lists the valid names.
   void open_demo(const std::string& name);
@@ -104,6 +111,7 @@ struct App {
   void stride_panel();
   void gradient_panel();
   void training_panel();
+  void tour_panel();
 
  private:
   void ensure_layout();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -120,6 +121,30 @@ TEST(GraphPanel, ClickingANodeSelectsIt) {
   h.frame(app, 12, 525, true);  // the graph window's bottom-left corner
   h.frame(app, 12, 525, false);
   EXPECT_EQ(app.graph.selected, -1);
+}
+
+TEST(TourPanel, ListsTheDemosInLessonOrderAndClickingOneOpensIt) {
+  std::vector<std::string> tour = App::tour();
+  ASSERT_EQ(tour.size(), demos().size());
+  for (size_t i = 1; i < tour.size(); ++i)  // descriptions start "lesson NN:"
+    EXPECT_LE(find_demo(tour[i - 1]).description.substr(0, 9),
+              find_demo(tour[i]).description.substr(0, 9));
+  EXPECT_EQ(find_demo(tour.front()).description.substr(0, 9), "lesson 01");
+
+  ImGuiHarness h;
+  App app;
+  app.open_demo("mlp");
+  h.frame(app);
+  h.frame(app);
+  auto entry = std::find_if(app.tour_rects.begin(), app.tour_rects.end(),
+                            [](const auto& e) { return e.first == "loop"; });
+  ASSERT_NE(entry, app.tour_rects.end());
+  h.frame(app, entry->second.cx(), entry->second.cy(), true);
+  h.frame(app, entry->second.cx(), entry->second.cy(), false);
+  EXPECT_EQ(app.current_demo, "loop");
+  EXPECT_NE(app.title.find("loop"), std::string::npos);
+  for (const GraphNode& n : app.graph.snapshot.nodes)  // the loop's graph: no Linear, no addmm
+    EXPECT_EQ(n.name.find("Addmm"), std::string::npos);
 }
 
 TEST(GraphPanel, LayoutIsCachedOnStructure) {
