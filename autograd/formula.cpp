@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/events.h"
 #include "core/grad_mode.h"
+#include "core/ops/factories.h"
 #include "core/ops/reduce.h"
 #include "core/print.h"
 
@@ -47,6 +48,22 @@ tensor_list FormulaNode::apply(tensor_list&& grads) {
 Tensor FormulaNode::get(size_t i) const {
   auto self = std::const_pointer_cast<Node>(shared_from_this());
   return saved[i].unpack(self);
+}
+
+std::vector<Tensor> FormulaNode::get_all() const {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < saved.size(); ++i) out.push_back(get(i));
+  return out;
+}
+
+std::vector<Save> saves_of(TensorList tensors) {
+  std::vector<Save> out;
+  for (const Tensor& t : tensors) out.push_back({t});
+  return out;
+}
+
+Tensor JvpArgs::tangent_or_zeros(size_t i) const {
+  return tangents[i].defined() ? tangents[i] : zeros_like(inputs[i]);
 }
 
 Tensor unary_jvp(const FormulaNode& n, const JvpArgs& a) { return n.formula(a.tangents[0])[0]; }

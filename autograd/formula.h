@@ -36,6 +36,9 @@ struct JvpArgs {
   TensorList inputs;
   const Tensor& out;
   const std::vector<Tensor>& tangents;
+  // Input i's tangent, or zeros of its shape when it has none (for rules that need a
+  // tensor either way, such as cat's or an in-place write's).
+  Tensor tangent_or_zeros(size_t i) const;
 };
 using Jvp = Tensor (*)(const FormulaNode& n, const JvpArgs& a);
 
@@ -62,6 +65,8 @@ class FormulaNode : public Node {
 
   // Saved tensor i, checked against in-place modification (saved_variable.h).
   Tensor get(size_t i) const;
+  // Every saved tensor, in save order (the index list of index / index_put_).
+  std::vector<Tensor> get_all() const;
   bool needs(size_t i) const { return next_edges()[i].is_valid(); }
 
   std::vector<SavedVariable> saved;
@@ -82,6 +87,8 @@ struct Save {
   bool is_output = false;
 };
 constexpr bool kOutput = true;
+// One Save per tensor of a runtime list (the indices of index / index_put_).
+std::vector<Save> saves_of(TensorList tensors);
 
 // Fills a node's ints/scalars; runs before the forward-mode rule, which may read them.
 using Configure = std::function<void(FormulaNode&)>;

@@ -84,9 +84,6 @@ namespace {
 using F = FormulaNode;
 constexpr DispatchKey K = DispatchKey::Autograd;
 Tensor zeros_tangent(const F&, const JvpArgs& j) { return zeros_like(j.out); }
-Tensor tangent_or_zeros(const JvpArgs& j, size_t i) {
-  return j.tangents[i].defined() ? j.tangents[i] : zeros_like(j.inputs[i]);
-}
 
 // [SECTION] in-place-only ops ---------------------------------------------------------------
 
@@ -96,7 +93,7 @@ Tensor& masked_fill_autograd(Tensor& self, const Tensor& mask, const Scalar& val
   record(
       "MaskedFillBackward0", {old, mask}, self, {{mask}},
       [](const F& n, const Tensor& g) -> tensor_list { return {where(n.get(0), 0.0, g)}; },
-      [](const F& n, const JvpArgs& j) { return where(n.get(0), 0.0, tangent_or_zeros(j, 0)); });
+      [](const F& n, const JvpArgs& j) { return where(n.get(0), 0.0, j.tangent_or_zeros(0)); });
   return self;
 }
 
@@ -109,7 +106,7 @@ Tensor& copy_autograd(Tensor& self, const Tensor& src) {
       [](const F&, const Tensor& g) -> tensor_list {
         return {zeros_like(g), g};
       },
-      [](const F&, const JvpArgs& j) { return tangent_or_zeros(j, 1); });
+      [](const F&, const JvpArgs& j) { return j.tangent_or_zeros(1); });
   return self;
 }
 
@@ -126,22 +123,14 @@ Tensor& fill_autograd(Tensor& self, const Scalar& value) {
 // the old value unless accumulating; values get the gradient of the places they went to
 // (summed back to their shape where they were broadcast, Note [sum_to]).
 // ints = {accumulate}; saved = the index tensors.
-std::vector<Tensor> saved_index_list(const F& n) {
-  std::vector<Tensor> idx;
-  for (size_t i = 0; i < n.saved.size(); ++i) idx.push_back(n.get(i));
-  return idx;
-}
-
 Tensor& index_put_autograd(Tensor& self, TensorList indices, const Tensor& values,
                            bool accumulate) {
   Tensor old = prepare_inplace(self, "index_put_", false);
   ops::index_put_.redispatch(K, self, indices, values, accumulate);
-  std::vector<Save> saves;
-  for (const Tensor& idx : indices) saves.push_back({idx});
   record(
-      "IndexPutBackward0", {old, values}, self, saves,
+      "IndexPutBackward0", {old, values}, self, saves_of(indices),
       [](const F& n, const Tensor& g) -> tensor_list {
-        std::vector<Tensor> idx = saved_index_list(n);
+        std::vector<Tensor> idx = n.get_all();
         Tensor g_self;
         if (n.needs(0)) {
           g_self = n.ints[0] ? g : g.clone();
@@ -150,8 +139,8 @@ Tensor& index_put_autograd(Tensor& self, TensorList indices, const Tensor& value
         return {g_self, n.needs(1) ? g.index(idx) : Tensor()};
       },
       [](const F& n, const JvpArgs& j) {
-        Tensor t = tangent_or_zeros(j, 0).clone();
-        t.index_put_(saved_index_list(n), tangent_or_zeros(j, 1), n.ints[0] != 0);
+        Tensor t = j.tangent_or_zeros(0).clone();
+        t.index_put_(n.get_all(), j.tangent_or_zeros(1), n.ints[0] != 0);
         return t;
       },
       [&](F& n) { n.ints = {accumulate}; });
@@ -169,7 +158,7 @@ Tensor& scatter_add_autograd(Tensor& self, int64_t dim, const Tensor& index, con
         return {g, n.needs(1) ? g.gather(n.ints[0], n.get(0)) : Tensor()};
       },
       [](const F& n, const JvpArgs& j) {
-        return tangent_or_zeros(j, 0).scatter_add(n.ints[0], n.get(0), tangent_or_zeros(j, 1));
+        return j.tangent_or_zeros(0).scatter_add(n.ints[0], n.get(0), j.tangent_or_zeros(1));
       },
       [&](F& n) { n.ints = {dim < 0 ? dim + self.dim() : dim}; });
   return self;

@@ -306,8 +306,7 @@ Tensor cat_autograd(TensorList tensors, int64_t dim) {
       },
       [](const F& n, const JvpArgs& j) {  // the tangents, joined the same way (0 where none)
         std::vector<Tensor> parts;
-        for (size_t i = 0; i < j.inputs.size(); ++i)
-          parts.push_back(j.tangents[i].defined() ? j.tangents[i] : zeros_like(j.inputs[i]));
+        for (size_t i = 0; i < j.inputs.size(); ++i) parts.push_back(j.tangent_or_zeros(i));
         return cat(parts, n.ints[0]);
       },
       [&](F& n) { n.ints = {wrap_dim(dim, y.dim(), "cat")}; });
@@ -328,25 +327,17 @@ Tensor gather_autograd(const Tensor& x, int64_t dim, const Tensor& index) {
   return y;
 }
 
-std::vector<Tensor> indices_of(const F& n) {
-  std::vector<Tensor> idx;
-  for (size_t i = 0; i < n.saved.size(); ++i) idx.push_back(n.get(i));
-  return idx;
-}
-
 // Advanced indexing (index_select, masks, integer arrays): scatter back, accumulating.
 Tensor index_autograd(const Tensor& x, TensorList indices) {
   Tensor y = ops::index.redispatch(K, x, indices);
-  std::vector<Save> saves;
-  for (const Tensor& idx : indices) saves.push_back({idx});
   record(
-      "IndexBackward0", {x}, y, saves,
+      "IndexBackward0", {x}, y, saves_of(indices),
       [](const F& n, const Tensor& g) -> tensor_list {
         Tensor gx = zeros(n.shapes[0], g.options());
-        gx.index_put_(indices_of(n), g, /*accumulate=*/true);
+        gx.index_put_(n.get_all(), g, /*accumulate=*/true);
         return {gx};
       },
-      [](const F& n, const JvpArgs& j) { return j.tangents[0].index(indices_of(n)); });
+      [](const F& n, const JvpArgs& j) { return j.tangents[0].index(n.get_all()); });
   return y;
 }
 
