@@ -1,9 +1,11 @@
-// viewer/tools/glass_dot.cpp — glass-dot: a lesson's computation graph as DOT, SVG or PNG.
+// viewer/tools/glass_dot.cpp — glass-dot: a lesson's computation graph, or a stride
+// picture, as DOT, SVG or PNG.
 //
 //   glass-dot --list
 //   glass-dot --demo mlp                                  # DOT text on stdout
 //   glass-dot --demo mlp --format svg --out mlp.svg --collapse
 //   glass-dot --demo if_else --forward --format png --out if_else.png
+//   glass-dot --tensor 3,4 --view 't()' --highlight 1,2 --out transpose.svg
 //
 // The lessons' README figures are made with it, so a picture always shows what the code
 // does. Exit status: 0 on success, 2 for a bad command line (the message says which
@@ -17,10 +19,13 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/ops/factories.h"
 #include "viewer/demos.h"
 #include "viewer/dot.h"
 #include "viewer/graphviz.h"
 #include "viewer/modules.h"
+#include "viewer/stride_dot.h"
+#include "viewer/view_recipe.h"
 
 namespace {
 
@@ -30,6 +35,7 @@ const char* kUsage =
     "glass-dot: draws the computation graph of a lesson's model with Graphviz.\n"
     "\n"
     "usage: glass-dot --demo NAME [--format dot|svg|png] [--out FILE] [options]\n"
+    "       glass-dot --tensor SIZES [--view RECIPE]... [--highlight INDEX] [--out FILE]\n"
     "       glass-dot --list\n"
     "\n"
     "  --demo NAME     the model to draw (--list names them)\n"
@@ -44,12 +50,25 @@ const char* kUsage =
     "  --no-shapes     leave the output shapes out of the labels\n"
     "  --no-grad       skip backward: no gradient colours on the edges\n"
     "  --list          name the demos, one line each\n"
+    "\n"
+    "stride pictures (lesson 02): a view's elements above the storage cells they live in\n"
+    "  --tensor SIZES  the base tensor: arange(n).view(SIZES), SIZES as 3,4 or 3x4\n"
+    "  --name NAME     what to call it in captions (default x)\n"
+    "  --view RECIPE   a view of it written as code, e.g. 't()' or 'slice(0, 0, 3, 2)';\n"
+    "                  repeat for up to 4 views of the one storage (aliasing shows)\n"
+    "  --highlight I,J an element of the first view: its arrow carries the address formula\n"
+    "  --no-arrows     only the highlighted element's arrow\n"
+    "  --values        storage cells show their values (indices below) instead of indices\n"
     "  --help          this text\n";
 
 struct Args {
   std::string demo, format, out;
   bool forward = false, collapse = false, list = false, help = false, grad = true;
   viz::DotOptions dot;
+  // Stride pictures.
+  std::string tensor, name = "x", highlight;
+  std::vector<std::string> views;
+  viz::StrideDotOptions stride;
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -85,6 +104,18 @@ Args parse(int argc, char** argv) {
       a.grad = false;
     else if (arg == "--list")
       a.list = true;
+    else if (arg == "--tensor")
+      a.tensor = value();
+    else if (arg == "--name")
+      a.name = value();
+    else if (arg == "--view")
+      a.views.push_back(value());
+    else if (arg == "--highlight")
+      a.highlight = value();
+    else if (arg == "--no-arrows")
+      a.stride.arrows = false;
+    else if (arg == "--values")
+      a.stride.storage_values = true;
     else if (arg == "--help" || arg == "-h")
       a.help = true;
     else
@@ -111,13 +142,32 @@ int main(int argc, char** argv) {
       std::printf("%-10s %s\n", d.name.c_str(), d.description.c_str());
     return 0;
   }
-  if (a.demo.empty()) usage_error("say which graph to draw: --demo NAME (--list names them)");
+  if (a.demo.empty() == a.tensor.empty())
+    usage_error(a.demo.empty()
+                    ? "say what to draw: --demo NAME (--list names them) or --tensor SIZES"
+                    : "--demo and --tensor draw different pictures; give one of them");
+  if (a.tensor.empty() && (!a.views.empty() || !a.highlight.empty()))
+    usage_error("--view and --highlight belong to stride pictures: give --tensor SIZES");
   if (a.format.empty())
     a.format = ends_with(a.out, ".svg") ? "svg" : ends_with(a.out, ".png") ? "png" : "dot";
   const viz::Demo* demo = nullptr;
+  std::vector<viz::StrideView> views;
   try {
-    demo = &viz::find_demo(a.demo);
+    if (!a.demo.empty()) demo = &viz::find_demo(a.demo);
     if (a.format != "dot") viz::parse_format(a.format);  // checks the name before the work
+    if (!a.tensor.empty()) {
+      // Views are checked here, before any drawing: a bad recipe is a usage error.
+      std::vector<int64_t> sizes = viz::parse_sizes(a.tensor);
+      int64_t n = 1;
+      for (int64_t s : sizes) n *= s;
+      glass::Tensor base = glass::arange(n).view(sizes);
+      if (a.views.empty()) a.views.push_back("");
+      for (const std::string& recipe : a.views) {
+        std::vector<viz::ViewStep> steps = viz::parse_view_recipe(recipe);
+        views.push_back({a.name + viz::recipe_code(steps), viz::apply_views(base, steps)});
+      }
+      if (!a.highlight.empty()) a.stride.highlight = viz::parse_sizes(a.highlight);
+    }
   } catch (const glass::Error& e) {
     usage_error(e.what());
   }
@@ -125,9 +175,14 @@ int main(int argc, char** argv) {
     usage_error("--format png writes binary data: give a file with --out FILE");
 
   try {
-    viz::Snapshot s = viz::capture(*demo, {.forward = a.forward, .gradients = a.grad});
-    if (a.collapse) s = viz::collapse_modules(s);
-    std::string dot = viz::to_dot(s, a.dot);
+    std::string dot;
+    if (demo != nullptr) {
+      viz::Snapshot s = viz::capture(*demo, {.forward = a.forward, .gradients = a.grad});
+      if (a.collapse) s = viz::collapse_modules(s);
+      dot = viz::to_dot(s, a.dot);
+    } else {
+      dot = viz::stride_to_dot(views, a.stride);
+    }
     if (a.format == "dot") {
       if (a.out.empty()) {
         std::cout << dot;

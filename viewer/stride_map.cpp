@@ -1,0 +1,76 @@
+// viewer/stride_map.cpp — the address formula over whole views (stride_map.h).
+#include "viewer/stride_map.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/grad_mode.h"
+#include "core/shape.h"
+
+namespace glass::viz {
+
+int64_t storage_elements(const Tensor& t) {
+  GLASS_CHECK(t.defined(), "storage_elements(): the tensor is undefined");
+  return static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
+}
+
+std::vector<int64_t> unravel(int64_t flat, const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] == 0) continue;
+    index[d] = flat % sizes[d];
+    flat /= sizes[d];
+  }
+  return index;
+}
+
+std::vector<int64_t> storage_cells(const Tensor& view) {
+  GLASS_CHECK(view.defined(), "storage_cells(): the tensor is undefined");
+  std::vector<int64_t> cells;
+  cells.reserve(static_cast<size_t>(view.numel()));
+  const int64_t dims = view.dim();
+  std::vector<int64_t> index(static_cast<size_t>(dims), 0);
+  for (int64_t k = 0; k < view.numel(); ++k) {
+    cells.push_back(storage_index(view.sizes(), view.strides(), view.storage_offset(), index));
+    for (int64_t d = dims - 1; d >= 0; --d) {  // odometer, last dim fastest
+      if (++index[static_cast<size_t>(d)] < view.sizes()[d]) break;
+      index[static_cast<size_t>(d)] = 0;
+    }
+  }
+  return cells;
+}
+
+std::vector<int64_t> reads_per_cell(const Tensor& view) {
+  std::vector<int64_t> reads(static_cast<size_t>(storage_elements(view)), 0);
+  for (int64_t s : storage_cells(view))
+    if (s >= 0 && s < static_cast<int64_t>(reads.size())) ++reads[static_cast<size_t>(s)];
+  return reads;
+}
+
+std::vector<int64_t> shared_cells(const Tensor& a, const Tensor& b) {
+  if (!a.is_alias_of(b)) return {};
+  std::vector<int64_t> ra = reads_per_cell(a), rb = reads_per_cell(b), both;
+  for (size_t k = 0; k < std::min(ra.size(), rb.size()); ++k)
+    if (ra[k] > 0 && rb[k] > 0) both.push_back(static_cast<int64_t>(k));
+  return both;
+}
+
+std::string address_formula(const Tensor& view, const std::vector<int64_t>& index) {
+  GLASS_CHECK(static_cast<int64_t>(index.size()) == view.dim(), "address_formula(): index has ",
+              index.size(), " entries but the view has ", view.dim(), " dims");
+  std::ostringstream os;
+  os << view.storage_offset();
+  for (size_t d = 0; d < index.size(); ++d) os << " + " << index[d] << "*" << view.strides()[d];
+  os << " = " << storage_index(view.sizes(), view.strides(), view.storage_offset(), index);
+  return os.str();
+}
+
+std::vector<double> values_of(const Tensor& t) {
+  NoGradGuard no_grad;
+  Tensor c = t.detach().to(Device(kCPU)).to(ScalarType::Float64).contiguous();
+  const double* p = c.data_ptr<double>();
+  return {p, p + c.numel()};
+}
+
+}  // namespace glass::viz
