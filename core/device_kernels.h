@@ -43,7 +43,9 @@ enum class UnaryOp : uint8_t {
   LogicalNot,
   Log1p,  // log(1 + x), exact for tiny x where log(1 + x) rounds 1 + x first
 };
+// PyTorch's names: "neg", ...; inplace_name gives the in-place spelling, "neg_".
 const char* to_string(UnaryOp op);
+const char* inplace_name(UnaryOp op);
 
 // Elementwise functions of two inputs. Comparisons and logical ops write Bool outputs.
 enum class BinaryOp : uint8_t {
@@ -63,12 +65,13 @@ enum class BinaryOp : uint8_t {
   LogicalAnd,
   LogicalOr,
 };
-const char* to_string(BinaryOp op);
+const char* to_string(BinaryOp op);  // "add", ...; inplace_name: "add_"
+const char* inplace_name(BinaryOp op);
 constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 
 // Reductions with an identity, accumulating into an output that starts at that identity.
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min };
-const char* to_string(ReduceOp op);
+const char* to_string(ReduceOp op);  // "sum", "prod", "amax", "amin"
 
 struct DeviceKernels {
   // iter: (out, in). out = in converted to out's dtype (operands keep their dtypes).

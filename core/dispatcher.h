@@ -19,14 +19,23 @@
 // thread. So when the Backend implementation of, say, softmax calls exp() internally,
 // that inner call goes straight to Backend: autograd records one SoftmaxBackward node,
 // not the ops softmax is made of. (PyTorch: AutoDispatchBelowAutograd.)
+//
+// Note [Op names in events]
+// A few entries serve a family of ops and take the member as their first argument
+// (binary(BinaryOp::Mul, a, b)). Their OpDispatched event names the op as the user wrote
+// it ("mul", "mul_" for the in-place entries binary_ and unary_) and carries the entry
+// ("binary") beside it; any other entry is its op, so name == entry. Both are static
+// strings, chosen only once a subscriber is known to listen (op_event_name).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "core/device_kernels.h"
 #include "core/events.h"
 #include "core/grad_mode.h"
 #include "core/tensor.h"
@@ -98,6 +107,21 @@ requires(!std::is_convertible_v<const T&, const Tensor&> &&
          !std::is_convertible_v<const T&, TensorList>) inline void collect(AutogradDemand&,
                                                                            const T&) {}
 
+// The op an OpDispatched event names (Note [Op names in events]): the member of the family
+// an entry's leading UnaryOp/BinaryOp/ReduceOp selects, in its in-place spelling when the
+// entry's name ends in '_'; otherwise the entry itself.
+template <class First, class... Rest>
+const char* op_event_name(const char* entry, [[maybe_unused]] const First& first, const Rest&...) {
+  using T = std::remove_cvref_t<First>;
+  if constexpr (std::is_same_v<T, UnaryOp> || std::is_same_v<T, BinaryOp>)
+    return std::string_view(entry).ends_with('_') ? inplace_name(first) : to_string(first);
+  else if constexpr (std::is_same_v<T, ReduceOp>)
+    return to_string(first);
+  else
+    return entry;
+}
+inline const char* op_event_name(const char* entry) { return entry; }
+
 }  // namespace dispatch
 
 template <class Sig>
@@ -148,8 +172,10 @@ class Op<R(Args...)> {
   }
   R run(DispatchKey key, Args... args) const {
     if (events::enabled())
-      events::publish(
-          {.kind = events::Kind::OpDispatched, .name = name_, .detail = to_string(key)});
+      events::publish({.kind = events::Kind::OpDispatched,
+                       .name = dispatch::op_event_name(name_, args...),
+                       .entry = name_,
+                       .detail = to_string(key)});
     return table_[static_cast<int>(key)](std::forward<Args>(args)...);
   }
 

@@ -32,6 +32,8 @@ const char* to_string(Kind k) {
     case Kind::BucketReady: return "bucket_ready";
     case Kind::CollectiveStep: return "collective_step";
     case Kind::FusionGroupEmitted: return "fusion_group_emitted";
+    case Kind::ModuleEnter: return "module_enter";
+    case Kind::ModuleExit: return "module_exit";
   }
   return "unknown";
 }

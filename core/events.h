@@ -16,7 +16,8 @@
 namespace glass::events {
 
 enum class Kind : uint8_t {
-  OpDispatched,        // name = op, detail = dispatch key that handled it
+  OpDispatched,        // name = op ("mul", "mul_"), entry = dispatcher entry ("binary"),
+                       // detail = dispatch key that handled it
   KernelLaunched,      // name = kernel, device
   Allocation,          // bytes, ptr, device; value = 1 when served from the cache
   Free,                // bytes, ptr, device; value = 1 when kept in the cache
@@ -25,6 +26,8 @@ enum class Kind : uint8_t {
   BucketReady,         // value = bucket index
   CollectiveStep,      // name = collective, value = step
   FusionGroupEmitted,  // name = kernel name, value = ops fused
+  ModuleEnter,         // ptr = the nn::Module whose forward starts (nn/module.h, ModuleScope)
+  ModuleExit,          // ptr = the same module, when its forward returns or throws
 };
 
 const char* to_string(Kind k);
@@ -32,6 +35,7 @@ const char* to_string(Kind k);
 struct Event {
   Kind kind;
   const char* name = "";    // static string: op, kernel or node name
+  const char* entry = "";   // static string: the dispatcher entry that ran the op
   const char* detail = "";  // static string: e.g. the dispatch key
   Device device = Device(kCPU);
   int64_t bytes = 0;

@@ -6,6 +6,8 @@
 // registration order and joins names with dots ("fc1.weight"), the keys a checkpoint uses.
 // A Module does not own a `forward` signature: each subclass declares the one it needs,
 // as libtorch's do; Sequential type-erases them (nn/modules/container.h).
+// Every forward the library calls (ModuleHolder::operator(), each Sequential step) runs
+// inside a ModuleScope, which announces it on core's events.
 #pragma once
 
 #include <concepts>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/events.h"
 #include "core/tensor.h"
 
 namespace glass::nn {
@@ -97,6 +100,30 @@ class Module : public std::enable_shared_from_this<Module> {
 
 std::ostream& operator<<(std::ostream& os, const Module& module);
 
+// Publishes ModuleEnter on construction and ModuleExit on destruction (ptr: the module),
+// so a subscriber knows exactly which module every op in between ran in — the viewer
+// groups a graph by module this way — without nn calling up into the viewer. The pair
+// nests like the calls: the destructor also runs when forward throws. Enter is published
+// only when someone listens (one relaxed atomic load otherwise) and Exit only if Enter
+// was, so a subscriber never sees an Exit whose Enter was skipped for lack of listeners.
+// ptr is the Module* (not the derived Impl*), which is what named_modules() hands out.
+class ModuleScope {
+ public:
+  explicit ModuleScope(const Module& module) {
+    if (!events::enabled()) return;
+    module_ = &module;
+    events::publish({.kind = events::Kind::ModuleEnter, .ptr = module_});
+  }
+  ~ModuleScope() {
+    if (module_ != nullptr) events::publish({.kind = events::Kind::ModuleExit, .ptr = module_});
+  }
+  ModuleScope(const ModuleScope&) = delete;
+  ModuleScope& operator=(const ModuleScope&) = delete;
+
+ private:
+  const Module* module_ = nullptr;
+};
+
 // ModuleHolder<LinearImpl> is what `nn::Linear` names: a shared handle with `->` access and
 // `operator()` forwarding to forward(), so `Linear fc(4, 2); fc(x); fc->weight` read as in
 // libtorch. Copies share the module.
@@ -125,9 +152,12 @@ class ModuleHolder {
   const std::shared_ptr<Impl>& ptr() const { return impl_; }
   operator std::shared_ptr<Impl>() const { return impl_; }
 
+  // Runs forward inside a ModuleScope. Calling impl->forward() directly announces nothing.
   template <typename... Args>
   decltype(auto) operator()(Args&&... args) const {
-    return get()->forward(std::forward<Args>(args)...);
+    Impl* impl = get();
+    ModuleScope scope(*impl);
+    return impl->forward(std::forward<Args>(args)...);
   }
 
  private:

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -20,9 +21,16 @@ namespace glass::viz {
 // [SECTION] modules: which module a node belongs to ------------------------------------------
 
 // Note [Which module a node belongs to]
-// nn has no hook around a module's forward (Module declares no common forward, and nothing
-// below the viewer may call up into it), so membership is inferred from what the graph
-// does record: which leaves are which module's parameters. With P(M) the parameters
+// nn announces each module forward it runs — ModuleHolder::operator() and every Sequential
+// step publish ModuleEnter/ModuleExit on core's events (nn::ModuleScope) — so a
+// ForwardRecorder knows, for every node whose creation it saw, the module scopes open at
+// that moment; the innermost one in the snapshot's module tree is the node's module,
+// exactly (LayerNorm's mean and variance too, which touch no parameter). "" means it ran
+// in the model's own code, outside every submodule. Those nodes are passed in `scoped` and
+// kept as they are. Everything else is inferred from what the graph does record — which
+// leaves are which module's parameters: a backward snapshot (no events were heard), a
+// forward run whose modules were called as impl->forward() (no scope is announced), and
+// custom functions' nodes (they publish no GraphNodeCreated). With P(M) the parameters
 // registered directly in module M ("fc1.weight" is fc1's):
 //   1. a parameter leaf belongs to its module;
 //   2. a node whose inputs are all M's — every input has an edge, and each comes from a
@@ -41,12 +49,12 @@ namespace glass::viz {
 // has none: a first Linear's addmm would otherwise look parameters-only and claim the
 // ReLU after it. Rule 4 is also what keeps a folded module from drawing a cycle (its
 // output leaving the box and coming back in) unless another module runs in between.
-// What this cannot see is a module's ops that touch no parameter and do not lie between
-// its parameterised parts: a parameter-free module at the top level (the MLP's ReLUs,
-// which its own forward calls, stay outside just as its code says) or the ops before the
-// parameters are used (LayerNorm's mean and variance; F::linear's reshape of a 3-D
-// input). They stay outside, so every membership drawn is true. Exact scopes need nn to
-// announce module entry and exit on core's events (viewer/README.md, "What is missing").
+// What inference cannot see is a module's ops that touch no parameter and do not lie
+// between its parameterised parts: a parameter-free module at the top level (the MLP's
+// ReLUs, which its own forward calls, stay outside just as its code says) or the ops
+// before the parameters are used (LayerNorm's mean and variance; F::linear's reshape of a
+// 3-D input). They stay outside, so every membership drawn is true; a forward recording
+// places them exactly.
 namespace {
 
 std::string parent_path(const std::string& path) {
@@ -63,16 +71,24 @@ std::string common_ancestor(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-void assign_modules(Snapshot& s, nn::Module& module) {
+void assign_modules(Snapshot& s, nn::Module& module,
+                    const std::vector<std::optional<std::string>>& scoped) {
   s.modules.clear();
   for (const auto& [path, m] : module.named_modules())
     if (!path.empty()) s.modules.push_back({path, m->name()});
   std::unordered_map<std::string, std::string> owner;  // parameter name -> module path
   for (const auto& [name, t] : module.named_parameters()) owner[name] = parent_path(name);
-  // Rule 1. The model's own parameters ("" path) mark nothing: "" means no module.
+  auto exact = [&](int id) {
+    return id < static_cast<int>(scoped.size()) && scoped[id].has_value();
+  };
+  // Scopes, then rule 1. The model's own parameters ("" path) mark nothing: "" means no
+  // module.
   for (GraphNode& n : s.nodes) {
     n.module.clear();
-    if (n.kind == NodeKind::Leaf && owner.count(n.label)) n.module = owner[n.label];
+    if (exact(n.id))
+      n.module = *scoped[n.id];
+    else if (n.kind == NodeKind::Leaf && owner.count(n.label))
+      n.module = owner[n.label];
   }
   std::vector<std::vector<const GraphEdge*>> in(s.nodes.size());
   for (const GraphEdge& e : s.edges) in[e.to].push_back(&e);
@@ -99,6 +115,9 @@ void assign_modules(Snapshot& s, nn::Module& module) {
     if (claims.empty()) continue;
     std::string m = *claims.begin();
     for (const std::string& c : claims) m = common_ancestor(m, c);
+    // A scoped node keeps its module; it still prepares M's parameters (rule 2) for the
+    // inferred nodes downstream when its scope agrees.
+    if (exact(id) && n.module != m) continue;
     n.module = m;
     param_side[id] = all_param_side && claims.size() == 1 && !m.empty();  // rule 2
   }
@@ -135,7 +154,8 @@ void assign_modules(Snapshot& s, nn::Module& module) {
     std::vector<bool> down = reach(true), up = reach(false);
     for (GraphNode& n : s.nodes) {
       bool outer = n.module.empty() || m.rfind(n.module + ".", 0) == 0;  // none, or an ancestor
-      if (n.kind == NodeKind::Op && down[n.id] && up[n.id] && outer && !inside(n.module))
+      if (n.kind == NodeKind::Op && !exact(n.id) && down[n.id] && up[n.id] && outer &&
+          !inside(n.module))
         n.module = m;
     }
   }

@@ -1,9 +1,15 @@
 // viewer/recorders.cpp — GradientRecorder (pre-hooks) and ForwardRecorder (core's events).
+//
+// ForwardRecorder keeps one rule: a node is tied to a module scope only if its
+// GraphNodeCreated event arrived while that scope was open (nn's ModuleEnter/ModuleExit,
+// nn/module.h), so every module a scope gives is exact.
 #include "viewer/recorders.h"
 
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
@@ -15,6 +21,7 @@
 #include "core/dispatcher.h"
 #include "core/error.h"
 #include "core/events.h"
+#include "nn/module.h"
 #include "viewer/graph_reader.h"
 #include "viewer/modules.h"
 
@@ -103,16 +110,38 @@ Snapshot snapshot_with_gradients(const Tensor& root, const SnapshotOptions& opti
 
 // Events arrive on the thread that publishes them; State is what the callback fills.
 struct ForwardRecorder::State {
+  // One module forward seen running (a ModuleEnter event), and the scope it ran inside.
+  // The frames form a tree; a node remembers the innermost one, and the chain up to the
+  // model is walked only when a snapshot maps modules to paths.
+  struct Frame {
+    const void* module;  // the nn::Module, as published; compared, never dereferenced
+    int parent;          // index into frames; -1: outside every scope
+  };
+
   std::mutex mutex;
   std::thread::id thread = std::this_thread::get_id();
   bool stopped = false;
   detail::GraphReader reader{GraphKind::Forward};
   std::vector<OpRecord> ops;
   int pending = -1;  // the last op dispatched to the Autograd key, still without its node
+  std::vector<Frame> frames;
+  int scope = -1;                           // the innermost open frame; -1: none
+  std::unordered_map<int, int> node_scope;  // node id -> its frame, for announced nodes
 
   void on_event(const events::Event& e) {
-    if (e.kind == events::Kind::OpDispatched) {
-      ops.push_back({e.name, e.detail, -1});
+    if (e.kind == events::Kind::ModuleEnter) {
+      frames.push_back({e.ptr, scope});
+      scope = static_cast<int>(frames.size()) - 1;
+    } else if (e.kind == events::Kind::ModuleExit) {
+      // Exits match enters (ModuleScope is RAII); an exit whose enter came before the
+      // recorder started matches no open frame and is ignored.
+      for (int f = scope; f >= 0; f = frames[f].parent)
+        if (frames[f].module == e.ptr) {
+          scope = frames[f].parent;
+          break;
+        }
+    } else if (e.kind == events::Kind::OpDispatched) {
+      ops.push_back({e.name, e.entry, e.detail, -1});
       // The Autograd key's handler runs the op below itself, then records the node, so
       // the next GraphNodeCreated belongs to this op.
       if (std::string_view(e.detail) == to_string(DispatchKey::Autograd))
@@ -122,6 +151,7 @@ struct ForwardRecorder::State {
       // op's output holds it. Read it now; nothing of it is kept.
       const auto* node = static_cast<const autograd::Node*>(e.ptr);
       int id = reader.add(*node);
+      if (scope >= 0) node_scope[id] = scope;
       // Leaves and custom functions' nodes are announced by no event: read them as this
       // node's inputs, and a custom function's own inputs with them. Any other input
       // already has its node, or was created before recording began (then it stays
@@ -161,15 +191,36 @@ void ForwardRecorder::stop() {
 }
 
 Snapshot ForwardRecorder::snapshot(const Tensor& output, const SnapshotOptions& options) const {
+  std::vector<State::Frame> frames;
+  std::unordered_map<int, int> node_scope;
   detail::GraphReader reader = [&] {
     std::lock_guard<std::mutex> lock(state_->mutex);
     detail::GraphReader copy = state_->reader;
     copy.snapshot().ops = state_->ops;
+    frames = state_->frames;
+    node_scope = state_->node_scope;
     return copy;
   }();
   reader.finish(output, options);
   Snapshot s = std::move(reader.snapshot());
-  if (options.module != nullptr) assign_modules(s, *options.module);
+  if (options.module == nullptr) return s;
+  // A node created inside module scopes belongs to the innermost of them that is part of
+  // options.module's tree; "" when none is (it ran in the model's own code, or in a module
+  // outside the tree). Nodes created outside every scope are left to inference.
+  std::unordered_map<const void*, std::string> path_of;
+  for (const auto& [path, m] : options.module->named_modules())
+    path_of.try_emplace(static_cast<const void*>(m.get()), path);
+  std::vector<std::optional<std::string>> scoped(s.nodes.size());
+  for (const auto& [id, frame] : node_scope) {
+    std::string path;
+    for (int f = frame; f >= 0; f = frames[f].parent)
+      if (auto it = path_of.find(frames[f].module); it != path_of.end()) {
+        path = it->second;
+        break;
+      }
+    scoped[id] = path;
+  }
+  assign_modules(s, *options.module, scoped);
   return s;
 }
 

@@ -8,7 +8,8 @@
 //                     leaves it unchanged.
 //   ForwardRecorder   listens on core's events (core/events.h) while a forward runs: every
 //                     op dispatched, and every graph node as it is created — including the
-//                     nodes the result will not depend on, which no backward graph holds.
+//                     nodes the result will not depend on, which no backward graph holds —
+//                     with the module whose forward was running then (nn's module scopes).
 //
 //   viz::ForwardRecorder rec;                 // listens from here...
 //   Tensor loss = F::cross_entropy(model(x), y);
@@ -71,7 +72,10 @@ class ForwardRecorder {
   // The forward graph recorded so far (GraphKind::Forward): the nodes in creation order,
   // each op dispatched (Snapshot::ops), and the leaves they read. `output`, when given,
   // becomes the root, and nodes it does not depend on are marked unreachable. The
-  // snapshot shows each node as it was created (saved tensors' versions then).
+  // snapshot shows each node as it was created (saved tensors' versions then). With
+  // options.module, a node created inside a module's forward scope belongs to that module
+  // exactly (the innermost one in options.module's tree); the rest are inferred
+  // (assign_modules, modules.h).
   Snapshot snapshot(const Tensor& output = Tensor(), const SnapshotOptions& options = {}) const;
 
  private:

@@ -111,11 +111,13 @@ struct ModuleInfo {
   std::string type;
 };
 
-// One op call seen while a ForwardRecorder listened: its name, the dispatch key that ran
-// it, and the graph node it recorded (-1: none, e.g. an op on tensors that need no grad,
-// or an op a kernel ran internally).
+// One op call seen while a ForwardRecorder listened: the op ("mul", "mul_"), the dispatcher
+// entry that served it ("binary"; the op itself for entries that serve one op), the
+// dispatch key that ran it, and the graph node it recorded (-1: none, e.g. an op on
+// tensors that need no grad, or an op a kernel ran internally).
 struct OpRecord {
   std::string op;
+  std::string entry;
   std::string key;
   int node = -1;
 };

@@ -14,16 +14,30 @@ namespace glass {
 
 // [SECTION] op names ---------------------------------------------------------------------
 
+// Each op's name and its in-place spelling side by side, so the two cannot drift apart.
+// Static strings: core's events carry them (Note [Op names in events], dispatcher.h).
 const char* to_string(UnaryOp op) {
   static const char* names[] = {"neg",  "abs",  "exp",         "log",     "sqrt", "rsqrt",
                                 "sin",  "cos",  "tanh",        "sigmoid", "relu", "gelu",
                                 "gelu", "sign", "logical_not", "log1p"};
   return names[static_cast<int>(op)];
 }
+const char* inplace_name(UnaryOp op) {
+  static const char* names[] = {"neg_",  "abs_",  "exp_",         "log_",     "sqrt_", "rsqrt_",
+                                "sin_",  "cos_",  "tanh_",        "sigmoid_", "relu_", "gelu_",
+                                "gelu_", "sign_", "logical_not_", "log1p_"};
+  return names[static_cast<int>(op)];
+}
 
 const char* to_string(BinaryOp op) {
   static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum",     "minimum",   "eq",
                                 "ne",  "lt",  "le",  "gt",  "ge",  "logical_and", "logical_or"};
+  return names[static_cast<int>(op)];
+}
+const char* inplace_name(BinaryOp op) {
+  static const char* names[] = {"add_",     "sub_",     "mul_", "div_",         "pow_",
+                                "maximum_", "minimum_", "eq_",  "ne_",          "lt_",
+                                "le_",      "gt_",      "ge_",  "logical_and_", "logical_or_"};
   return names[static_cast<int>(op)];
 }
 

@@ -46,7 +46,8 @@ Tensor run_and_watch(const char* code, const std::function<Tensor()>& statement)
   {
     glass::events::Subscription watch([&log](const glass::events::Event& e) {
       if (e.kind == glass::events::Kind::OpDispatched)
-        log.push_back(std::string("dispatch: ") + e.name + " op, " + e.detail + " key");
+        log.push_back(std::string("dispatch: ") + e.name + " (entry " + e.entry + "), " + e.detail +
+                      " key");
       else if (e.kind == glass::events::Kind::GraphNodeCreated)
         log.push_back(std::string("record:   ") + e.name);
     });

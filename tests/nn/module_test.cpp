@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "core/events.h"
 #include "core/test_util.h"
 #include "nn/modules/activation.h"
 #include "nn/modules/container.h"
@@ -195,6 +196,52 @@ TEST(ModuleHolder, RegisterModuleReturnsTheHolderType) {
   // The shared_ptr form works too.
   auto relu = m.register_module("act", std::make_shared<ReLUImpl>());
   EXPECT_EQ(m.children()[1].get(), relu.get());
+}
+
+// ModuleHolder::operator() runs forward inside a ModuleScope: Enter, the forward's own ops,
+// Exit — and Exit also when forward throws. With nobody listening nothing is published,
+// and a subscriber that arrives mid-forward sees no Exit without its Enter.
+TEST(ModuleHolder, CallAnnouncesTheModuleScope) {
+  Linear fc(2, 3);
+  const void* m = static_cast<const Module*>(fc.get());
+  std::vector<std::string> seen;
+  auto record = [&](const events::Event& e) {
+    if (e.kind == events::Kind::ModuleEnter || e.kind == events::Kind::ModuleExit)
+      seen.push_back(std::string(events::to_string(e.kind)) + (e.ptr == m ? " fc" : " ?"));
+    else if (e.kind == events::Kind::OpDispatched && seen.size() == 1)
+      seen.push_back("op");
+  };
+  {
+    events::Subscription sub(record);
+    fc(ones({4, 2}));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"module_enter fc", "op", "module_exit fc"}));
+
+  seen.clear();
+  {
+    events::Subscription sub(record);
+    EXPECT_THROW(fc(ones({4, 5})), Error);  // in_features is 2
+  }
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front(), "module_enter fc");
+  EXPECT_EQ(seen.back(), "module_exit fc");
+}
+
+TEST(ModuleScope, PublishesNothingWithoutSubscribers) {
+  EXPECT_FALSE(events::enabled());
+  int seen = 0;
+  Linear fc(2, 2);
+  {
+    ModuleScope outer(*fc);  // nobody listens: no Enter, so no Exit either
+    events::Subscription sub([&](const events::Event& e) {
+      if (e.kind == events::Kind::ModuleEnter || e.kind == events::Kind::ModuleExit) ++seen;
+    });
+    { ModuleScope inner(*fc); }
+    EXPECT_EQ(seen, 2);  // the inner pair only
+  }                      // outer published no Enter, so its destructor publishes no Exit
+  EXPECT_EQ(seen, 2);
+  fc(ones({1, 2}));
+  EXPECT_EQ(seen, 2);
 }
 
 }  // namespace

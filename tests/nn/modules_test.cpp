@@ -8,6 +8,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/events.h"
 #include "core/test_util.h"
 #include "nn/functional.h"
 #include "nn/modules/activation.h"
@@ -309,6 +310,66 @@ TEST(Sequential, Errors) {
   EXPECT_GLASS_ERROR(seq->push_back(Linear(nullptr)), "empty module holder");
   EXPECT_GLASS_ERROR(Sequential()(ones({1})), "empty Sequential");
   EXPECT_EQ(seq->size(), 2u);  // failed push_backs changed nothing
+}
+
+// Each step runs inside a ModuleScope: Enter/Exit pairs nest, in order, one per layer (the
+// holder announces the Sequential itself), and no layer is announced twice.
+TEST(Sequential, AnnouncesEachLayersForwardOnce) {
+  Sequential seq(Linear(3, 4), ReLU(), Linear(4, 2));
+  Tensor x = random_tensor({5, 3}, kFloat, 6);
+  std::vector<std::pair<events::Kind, const void*>> seen;
+  {
+    events::Subscription sub([&](const events::Event& e) {
+      if (e.kind == events::Kind::ModuleEnter || e.kind == events::Kind::ModuleExit)
+        seen.emplace_back(e.kind, e.ptr);
+    });
+    seq(x);
+  }
+  const void* s = static_cast<const Module*>(seq.get());
+  const void* l0 = seq->ptr(0).get();
+  const void* l1 = seq->ptr(1).get();
+  const void* l2 = seq->ptr(2).get();
+  using K = events::Kind;
+  std::vector<std::pair<events::Kind, const void*>> expected = {
+      {K::ModuleEnter, s}, {K::ModuleEnter, l0}, {K::ModuleExit, l0}, {K::ModuleEnter, l1},
+      {K::ModuleExit, l1}, {K::ModuleEnter, l2}, {K::ModuleExit, l2}, {K::ModuleExit, s}};
+  EXPECT_EQ(seen, expected);
+
+  // Called as impl->forward(), the Sequential itself is not announced; its steps still are.
+  seen.clear();
+  {
+    events::Subscription sub([&](const events::Event& e) {
+      if (e.kind == events::Kind::ModuleEnter) seen.emplace_back(e.kind, e.ptr);
+    });
+    seq->forward(x);
+  }
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].second, l0);
+  EXPECT_EQ(seen[2].second, l2);
+}
+
+// A layer that throws still closes its scope, and every scope around it.
+TEST(Sequential, AThrowingLayerStillClosesItsScope) {
+  Sequential seq(Linear(3, 4), ReLU(), Linear(5, 2));  // the last layer's shape is wrong
+  std::vector<std::pair<events::Kind, const void*>> seen;
+  {
+    events::Subscription sub([&](const events::Event& e) {
+      if (e.kind == events::Kind::ModuleEnter || e.kind == events::Kind::ModuleExit)
+        seen.emplace_back(e.kind, e.ptr);
+    });
+    EXPECT_THROW(seq(ones({2, 3})), Error);
+  }
+  ASSERT_EQ(seen.size(), 8u);
+  int depth = 0;
+  for (const auto& [kind, ptr] : seen) {
+    depth += kind == events::Kind::ModuleEnter ? 1 : -1;
+    EXPECT_GE(depth, 0);
+  }
+  EXPECT_EQ(depth, 0);
+  EXPECT_EQ(seen[5],
+            std::make_pair(events::Kind::ModuleEnter, static_cast<const void*>(seq->ptr(2).get())));
+  EXPECT_EQ(seen[6],
+            std::make_pair(events::Kind::ModuleExit, static_cast<const void*>(seq->ptr(2).get())));
 }
 
 // ---- ModuleList ----------------------------------------------------------------------------

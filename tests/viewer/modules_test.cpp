@@ -4,7 +4,8 @@
 // b, x and Wᵀ (nn/functional/linear.h), so its ops are exactly TransposeBackward0 and
 // AddmmBackward0 plus its two parameter leaves; a ReLU between Linears owns no parameter
 // and stays outside at the top level, but joins a Sequential it sits inside (Note [Which
-// module a node belongs to], viewer/modules.cpp).
+// module a node belongs to], viewer/modules.cpp). A forward recording is checked against
+// the model's forward itself: each op in the module whose forward ran it.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -15,14 +16,18 @@
 #include "core/ops/random.h"
 #include "nn/modules/activation.h"
 #include "nn/modules/container.h"
+#include "nn/modules/layer_norm.h"
 #include "nn/modules/linear.h"
 #include "viewer/demos.h"
 #include "viewer/modules.h"
 #include "viewer/recorders.h"
 #include "viewer/snapshot.h"
+#include "viewer/viewer_test_util.h"
 
 namespace glass::viz {
 namespace {
+
+using testing::only;
 
 std::map<std::string, std::multiset<std::string>> members_by_module(const Snapshot& s) {
   std::map<std::string, std::multiset<std::string>> out;
@@ -148,6 +153,72 @@ TEST(Modules, NestedModulesFoldOutermostFirst) {
   EXPECT_EQ(open.find("body.0")->name, "Linear");
   EXPECT_EQ(open.find("head")->module, "");
   EXPECT_EQ(open.find("ReluBackward0")->module, "body");
+}
+
+// A forward recording knows each node's module from nn's scopes (ModuleEnter/ModuleExit),
+// so it places exactly what inference from parameters cannot: LayerNorm's mean and
+// variance (they read no parameter), the ReLU step of a Sequential (its own module, not
+// only "between body's Linears") and the model's own ReLU (the model, so no submodule).
+struct NormNetImpl : nn::Module {
+  NormNetImpl() : Module("NormNet") {
+    fc = register_module("fc", nn::Linear(4, 4));
+    norm = register_module("norm", nn::LayerNorm(4));
+    body = register_module("body", nn::Sequential(nn::Linear(4, 3), nn::ReLU(), nn::Linear(3, 2)));
+  }
+  Tensor forward(const Tensor& x) const { return body(norm(fc(x).relu())); }
+  nn::Linear fc{nullptr};
+  nn::LayerNorm norm{nullptr};
+  nn::Sequential body{nullptr};
+};
+GLASS_MODULE(NormNet);
+
+TEST(Modules, ForwardRecordingPlacesEveryNodeByItsScope) {
+  manual_seed(0);
+  NormNet net;
+  Tensor x = randn({3, 4});
+  ForwardRecorder recorder;
+  Tensor loss = net(x).sum();  // the sum runs outside the model: no scope, inferred
+  recorder.stop();
+  Snapshot s = recorder.snapshot(loss, {.module = net.ptr().get()});
+  // Every op node, in creation order, with its module.
+  std::vector<std::pair<std::string, std::string>> ops;
+  for (const GraphNode& n : s.nodes)
+    if (n.kind == NodeKind::Op) ops.emplace_back(n.name, n.module);
+  std::vector<std::pair<std::string, std::string>> expected = {
+      {"TransposeBackward0", "fc"}, {"AddmmBackward0", "fc"},    {"ReluBackward0", ""},
+      {"SumBackward1", "norm"},     {"DivBackward0", "norm"},    {"SubBackward0", "norm"},
+      {"MulBackward0", "norm"},     {"SumBackward1", "norm"},    {"DivBackward0", "norm"},
+      {"AddBackward0", "norm"},     {"RsqrtBackward0", "norm"},  {"MulBackward0", "norm"},
+      {"MulBackward0", "norm"},     {"AddBackward0", "norm"},    {"TransposeBackward0", "body.0"},
+      {"AddmmBackward0", "body.0"}, {"ReluBackward0", "body.1"}, {"TransposeBackward0", "body.2"},
+      {"AddmmBackward0", "body.2"}, {"SumBackward0", ""}};
+  EXPECT_EQ(ops, expected);
+  EXPECT_EQ(only(s, "norm.weight").module, "norm");  // leaves: their parameter's module
+  EXPECT_EQ(only(s, "body.2.bias").module, "body.2");
+
+  // Inference from parameters, on the backward graph of the same loss, leaves LayerNorm's
+  // statistics outside and puts the ReLU step in body (rule 4): true, but less.
+  Snapshot b = snapshot(loss, {.module = net.ptr().get()});
+  EXPECT_EQ(only(b, "RsqrtBackward0").module, "");
+  auto relus = members_by_module(b);
+  EXPECT_EQ(relus["body"], (std::multiset<std::string>{"ReluBackward0"}));
+
+  // Folding: one box per top-level module, with the model's ReLU and the loss outside.
+  Snapshot top = collapse_modules(s);
+  ASSERT_EQ(top.nodes.size(), 5u);  // fc, ReLU, norm, body, sum
+  EXPECT_EQ(top.edges.size(), 4u);  // a chain: folding drew no cycle
+  ASSERT_NE(top.find("norm"), nullptr);
+  EXPECT_EQ(top.find("norm")->name, "LayerNorm");
+  EXPECT_EQ(top.find("norm")->members.size(), 13u);  // 11 ops and 2 parameter leaves
+  EXPECT_EQ(top.find("body")->members.size(), 9u);
+  EXPECT_EQ(top.find("norm")->output.sizes, (std::vector<int64_t>{3, 4}));
+  // body open: its steps fold one level down, the ReLU step as its own box.
+  Snapshot open = collapse_modules(s, {"body"});
+  EXPECT_EQ(open.count(NodeKind::Module), 5);  // fc, norm, body.0, body.1, body.2
+  ASSERT_NE(open.find("body.1"), nullptr);
+  EXPECT_EQ(open.find("body.1")->name, "ReLU");
+  EXPECT_EQ(open.find("body.1")->module, "body");
+  EXPECT_EQ(open.find("body.1")->members.size(), 1u);
 }
 
 TEST(Modules, TheMlpDemoFoldsIntoThreeLinears) {

@@ -17,6 +17,7 @@
 
 #include "autograd/node.h"
 #include "core/ops/factories.h"
+#include "core/ops/linalg.h"
 #include "viewer/snapshot.h"
 #include "viewer/viewer_test_util.h"
 
@@ -156,6 +157,42 @@ TEST(ForwardRecorder, PairsEachAutogradDispatchWithItsNode) {
   EXPECT_GT(without, 0);  // c * c and the backend runs below the Autograd key
   EXPECT_EQ(s.count(NodeKind::Leaf), 2);
   for (const GraphNode& n : s.nodes) EXPECT_TRUE(n.reachable);
+}
+
+// Each record names the op as the user wrote it and the dispatcher entry that served it
+// (Note [Op names in events], core/dispatcher.h).
+TEST(ForwardRecorder, OpRecordsNameTheOpAndItsEntry) {
+  Tensor x = tensor({1., 2., -1.}).requires_grad_();
+  Tensor w = tensor({0.5, -0.25, 1.}).requires_grad_();
+  Tensor m = tensor({1., 2., 3., 4., 5., 6.}).view({3, 2}).requires_grad_();
+  Tensor c = tensor({1., 1., 1.});
+  ForwardRecorder recorder;
+  Tensor a = ((x * w).tanh() + c * c).sum();
+  Tensor b = addmm(c.slice(0, 0, 2), x.view({1, 3}), m).sum();  // c's slice needs no grad
+  Tensor L = a + b;
+  c.mul_(2);
+  recorder.stop();
+  Snapshot s = recorder.snapshot(L);
+  std::vector<std::string> autograd, backend;
+  for (const OpRecord& op : s.ops) {
+    std::string text = op.op + "/" + op.entry;
+    if (op.key == "Autograd") {
+      autograd.push_back(text);
+      ASSERT_GE(op.node, 0);
+      EXPECT_EQ(s.nodes[op.node].op, op.op);  // the grad_fn's name says the same op
+    } else {
+      backend.push_back(text);
+    }
+  }
+  EXPECT_EQ(autograd,
+            (std::vector<std::string>{"mul/binary", "tanh/unary", "add/binary", "sum/reduce",
+                                      "view/view", "addmm/addmm", "sum/reduce", "add/binary"}));
+  auto has = [&](const std::string& t) {
+    return std::find(backend.begin(), backend.end(), t) != backend.end();
+  };
+  EXPECT_TRUE(has("mul/binary"));  // c * c: no grad, Backend only
+  EXPECT_TRUE(has("mul_/binary_"));
+  EXPECT_TRUE(has("addmm/addmm"));
 }
 
 TEST(ForwardRecorder, SnapshotWithoutOutputKeepsEverythingReachable) {
