@@ -18,6 +18,7 @@ GLASS_PACKAGES=(
   libimgui-dev                      # viewer/app: Dear ImGui (with its GLFW + OpenGL3 backends)
   libglfw3-dev                      # viewer/app: the window and input of glass-viewer
   libstb-dev                        # viewer/app: stb_image_write (--screenshot), stb_image (tests)
+  fonts-dejavu-core                 # viewer/app: node labels in the face Graphviz measures them in
   libgl-dev libegl-dev              # viewer/app: OpenGL 3 and EGL (surfaceless screenshots)
   libegl-mesa0 libgl1-mesa-dri      # Mesa's EGL and llvmpipe: rendering with no GPU
   xvfb xauth                        # viewer tests: the app under xvfb-run in CI (no display)

@@ -64,7 +64,9 @@ std::string grad_line(const GradStats& g) {
   return line;
 }
 
-std::string label_of(const Snapshot& s, const GraphNode& n, const DotOptions& o) {
+}  // namespace
+
+std::string node_label(const Snapshot& s, const GraphNode& n, const DotOptions& o) {
   std::string text;
   switch (n.kind) {
     case NodeKind::Op:
@@ -85,13 +87,15 @@ std::string label_of(const Snapshot& s, const GraphNode& n, const DotOptions& o)
   return text;
 }
 
+namespace {
+
 std::string node_attributes(const Snapshot& s, const GraphNode& n, const DotOptions& o) {
   const char* fill = n.kind == NodeKind::Leaf     ? "#a6cee3"
                      : n.kind == NodeKind::Module ? "#fdd49e"
                      : n.is_root                  ? "#b8e186"
                                                   : "#e0e0e0";
   if (n.version_check_fails()) fill = "#fb6a4a";
-  std::string a = "label=" + quote(label_of(s, n, o)) + ", fillcolor=" + quote(fill);
+  std::string a = "label=" + quote(node_label(s, n, o)) + ", fillcolor=" + quote(fill);
   if (!n.reachable) a += ", style=\"rounded,filled,dashed\", fontcolor=\"#777777\"";
   if (n.grad && (n.grad->nan_count || n.grad->inf_count)) a += ", color=\"#d7191c\", penwidth=2";
   if (n.grad) a += ", tooltip=" + quote(grad_line(*n.grad));

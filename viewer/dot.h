@@ -37,6 +37,11 @@ struct DotOptions {
 
 std::string to_dot(const Snapshot& s, const DotOptions& options = {});
 
+// The text of node n's label in to_dot(s, options), lines separated by '\n': what
+// Graphviz sizes the node's box for, so a renderer that draws the box itself (the app)
+// writes the same lines into it.
+std::string node_label(const Snapshot& s, const GraphNode& n, const DotOptions& options = {});
+
 // "1.2e-03"-style text of a gradient norm for labels and tooltips ("nan", "inf").
 std::string format_norm(double v);
 

@@ -176,6 +176,18 @@ void section_strides() {
   std::cout << "\n";
   lab.undo();
   std::cout << "undo: " << lab.expression() << "\n";
+
+  // Two views side by side: row 1 and column 2 of a fresh x meet in one storage cell.
+  lab.reset(glass::arange(12).view({3, 4}), "x");
+  lab.select(0, 1);
+  lab.compare(true);
+  lab.set_active(1);
+  lab.apply("select(1, 2)");
+  std::cout << "A = " << lab.expression(0) << ", B = " << lab.expression(1)
+            << ", storage cells both read:";
+  for (int64_t c : lab.shared_cells()) std::cout << " " << c;
+  lab.write_through(0);
+  std::cout << "\nafter A.mul_(-1), B reads " << lab.view(1) << "\n";
 }
 
 // [SECTION] 5. DOT --------------------------------------------------------------------------

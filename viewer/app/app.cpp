@@ -287,10 +287,13 @@ void App::tour_panel() {
 void App::frame() {
   if (trainer && playing) training_step();  // one step per frame, on the UI thread
   const ImVec2 d = ImGui::GetIO().DisplaySize;
-  if (panels == Panels::GraphOnly) {
+  if (panels != Panels::All) {
     ImGui::SetNextWindowPos(ImVec2(0, 0));
     ImGui::SetNextWindowSize(d);
-    graph_panel();
+    if (panels == Panels::GraphOnly)
+      graph_panel();
+    else
+      stride_panel();
     return;
   }
   // Four columns of tiles on first use; the user may move them afterwards.

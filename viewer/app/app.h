@@ -49,7 +49,8 @@ struct GraphView {
   bool fit_pending = true;  // zoom to fit on the next frame (after a new layout)
   int selected = -1;        // a node id of the drawn (possibly collapsed) snapshot
   std::vector<std::pair<int, Rect>> node_rects;  // last frame: node id -> its box on screen
-  Snapshot drawn;  // the snapshot the boxes belong to (collapsed or not)
+  Snapshot drawn;            // the snapshot the boxes belong to (collapsed or not)
+  int labels_shortened = 0;  // last frame: label lines cut with "..." to fit their box
 };
 
 // Gradient thresholds: a norm below vanishing or above exploding is highlighted.
@@ -63,7 +64,7 @@ struct ParamNorm {
   double norm = 0;
 };
 
-enum class Panels : uint8_t { All, GraphOnly };
+enum class Panels : uint8_t { All, GraphOnly, StrideOnly };
 
 struct App {
   std::string title = "glass-viewer";

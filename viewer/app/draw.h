@@ -16,6 +16,7 @@
 #include "core/grad_mode.h"
 #include "core/tensor.h"
 #include "viewer/snapshot.h"
+#include "viewer/stride_map.h"  // values_of
 
 namespace glass::viz::app {
 
@@ -35,13 +36,6 @@ inline ImU32 grad_color(const std::optional<GradStats>& g) {
   if (!g) return IM_COL32(160, 160, 160, 255);
   double t = (std::log10(std::max(g->norm, 1e-12)) + 6) / 8;
   return heat(t);
-}
-
-inline std::vector<double> values_of(const Tensor& t) {  // any dtype, any layout -> float64
-  NoGradGuard no_grad;
-  Tensor c = t.detach().to(ScalarType::Float64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return {p, p + c.numel()};
 }
 
 // A 1-D or 2-D tensor as a heatmap of `cell`-pixel squares (longer tensors are cut).

@@ -12,19 +12,64 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "viewer/app/draw.h"
+#include "viewer/app/fonts.h"
 #include "viewer/dot.h"
 
 namespace glass::viz::app {
 
+namespace {
+
+// What the layout is computed from; node labels are drawn with the same options, so each
+// box holds the text Graphviz sized it for. Colours are drawn here, from live statistics.
+DotOptions layout_options() {
+  DotOptions opts;
+  opts.color_by_gradient = false;
+  return opts;
+}
+
+// Draws `text` (lines separated by '\n') centred in the box [a, z] at `size` pixels, as
+// Graphviz places a label; a line wider than the box is cut and ends in "...". Returns
+// how many lines were cut.
+int draw_label(ImDrawList* dl, ImFont* font, float size, ImVec2 a, ImVec2 z,
+               const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0;;) {
+    size_t end = text.find('\n', start);
+    lines.push_back(text.substr(start, end == std::string::npos ? end : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  const float room = z.x - a.x - 2, line_height = size * 1.15f;
+  float y = (a.y + z.y) / 2 - line_height * static_cast<float>(lines.size()) / 2;
+  int cut = 0;
+  const ImVec4 clip(a.x, a.y, z.x, z.y);
+  for (std::string& line : lines) {
+    float w = font->CalcTextSizeA(size, FLT_MAX, 0, line.c_str()).x;
+    if (w > room) {
+      ++cut;
+      while (!line.empty() && w > room) {
+        line.pop_back();
+        w = font->CalcTextSizeA(size, FLT_MAX, 0, (line + "...").c_str()).x;
+      }
+      line += "...";
+    }
+    dl->AddText(font, size, ImVec2((a.x + z.x - w) / 2, y + (line_height - size) / 2), kText,
+                line.c_str(), nullptr, 0, &clip);
+    y += line_height;
+  }
+  return cut;
+}
+
+}  // namespace
+
 void App::ensure_layout() {
   std::string key = structure_key(graph.drawn);
   if (key == graph.layout_key) return;
-  DotOptions opts;
-  opts.color_by_gradient = false;  // colours are drawn here, from the live statistics
-  graph.layout = layout(to_dot(graph.drawn, opts));
+  graph.layout = layout(to_dot(graph.drawn, layout_options()));
   graph.layout_key = std::move(key);
   ++graph.layouts_computed;
   graph.fit_pending = true;
@@ -85,6 +130,7 @@ void App::graph_panel() {
       dl->AddLine(to_screen(e.points.front()), to_screen(*e.start_arrow), col, thick * 2);
   }
   graph.node_rects.clear();
+  graph.labels_shortened = 0;
   int clicked = -1;
   for (const NodeBox& b : graph.layout.nodes) {
     if (b.id < 0 || b.id >= static_cast<int>(graph.drawn.nodes.size())) continue;
@@ -102,16 +148,9 @@ void App::graph_panel() {
       width = 4;
     }
     dl->AddRect(a, z, border, 4 * graph.zoom, 0, width);
-    if (graph.zoom > 0.35f) {
-      std::string text = n.label.empty() ? n.name : n.label + "\n" + n.name;
-      if (n.output.known()) text += "\n" + to_string(n.output);
-      // Graphviz sized the box for its 14-point proportional font; ImGui's monospaced
-      // one fits at about 10 points. Scaled with the zoom, clipped to the box.
-      ImVec4 clip(a.x, a.y, z.x, z.y);
-      dl->AddText(ImGui::GetFont(), std::min(10.f * graph.zoom, 20.f),
-                  ImVec2(a.x + 3 * graph.zoom, a.y + 2 * graph.zoom), kText, text.c_str(), nullptr,
-                  0, &clip);
-    }
+    if (graph.zoom > 0.35f)  // to_dot's labels are 10-point text; one point is one pixel at zoom 1
+      graph.labels_shortened += draw_label(dl, label_font(), 10.f * graph.zoom, a, z,
+                                           node_label(graph.drawn, n, layout_options()));
     if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) &&
         graph.node_rects.back().second.contains(io.MousePos.x, io.MousePos.y))
       clicked = b.id;

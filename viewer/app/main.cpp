@@ -3,6 +3,7 @@
 //   glass-viewer --demo mlp                        the lesson 06 MLP's graph (glass-dot's names)
 //   glass-viewer --train                           train the Fashion-MNIST MLP in the app
 //   glass-viewer --demo tanh_mlp --screenshot g.png --frames 3 [--egl] [--graph-only]
+//   glass-viewer --tensor 3,4 --view 'select(0, 1)' --view 'select(1, 2)' --stride-only
 //
 // Usage errors print what was wrong and exit 2; a screenshot run exits 0 once the PNG is
 // written. Everything drawn comes from viewer/app/app.h; this file only owns the loop.
@@ -12,13 +13,16 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
 #include "core/error.h"
+#include "core/ops/factories.h"
 #include "viewer/app/app.h"
 #include "viewer/app/platform.h"
 #include "viewer/demos.h"
+#include "viewer/view_recipe.h"
 
 namespace {
 
@@ -29,6 +33,10 @@ constexpr const char* kUsage = R"(usage: glass-viewer [options]
   --frames N          frames to render before the screenshot (default 3)
   --size WxH          window size in pixels (default 1400x900)
   --graph-only        draw only the graph panel, filling the window
+  --tensor SIZES      open the stride lab on x = arange(n).view(SIZES) (SIZES as 3,4)
+  --view RECIPE       a view of it written as code, e.g. 't().slice(0, 0, 3, 2)'; a second
+                      --view is shown beside the first (view B), with the cells they share
+  --stride-only       draw only the stride lab, filling the window
   --egl               render with EGL on Mesa's surfaceless platform (no X server needed;
                       only with --screenshot: there is no window to show)
   --list              list the demos
@@ -46,7 +54,9 @@ int to_int(const std::string& flag, const std::string& s) {
 int run(int argc, char** argv) {
   namespace app = glass::viz::app;
   std::string demo = "mlp", screenshot;
-  bool train = false, graph_only = false;
+  bool train = false, graph_only = false, stride_only = false;
+  std::string tensor;
+  std::vector<std::string> views;
   int frames = 3;
   app::WindowOptions window;
   for (int i = 1; i < argc; ++i) {
@@ -78,6 +88,13 @@ int run(int argc, char** argv) {
       window.height = to_int(a, v.substr(x + 1));
     } else if (a == "--graph-only") {
       graph_only = true;
+    } else if (a == "--stride-only") {
+      stride_only = true;
+    } else if (a == "--tensor") {
+      tensor = value();
+    } else if (a == "--view") {
+      views.push_back(value());
+      GLASS_CHECK(views.size() <= 2, "--view: the stride lab shows two views, A and B");
     } else if (a == "--egl") {
       window.egl = true;
     } else {
@@ -93,7 +110,19 @@ int run(int argc, char** argv) {
     ui.playing = true;  // one step per frame from the start; the panel pauses
   } else
     ui.open_demo(demo);
+  GLASS_CHECK(views.empty() || !tensor.empty(), "--view needs --tensor SIZES to view");
+  if (!tensor.empty()) {
+    std::vector<int64_t> sizes = glass::viz::parse_sizes(tensor);
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    ui.stride.reset(glass::arange(n).view(sizes), "x");
+    for (size_t v = 0; v < views.size(); ++v) {
+      if (v == 1) ui.stride.compare(true), ui.stride.set_active(1);
+      ui.stride.apply(views[v]);
+    }
+  }
   if (graph_only) ui.panels = app::Panels::GraphOnly;
+  if (stride_only) ui.panels = app::Panels::StrideOnly;
   window.title = ui.title;
   window.visible = screenshot.empty();
   app::Window w(window);

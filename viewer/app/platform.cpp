@@ -5,6 +5,8 @@
 // screenshot needs. Both hand the frame to ImGui's OpenGL3 backend (GLSL 130).
 #include "viewer/app/platform.h"
 
+#include "viewer/app/fonts.h"
+
 #define GL_GLEXT_PROTOTYPES 1
 #include <GL/gl.h>
 #include <GL/glext.h>
@@ -82,6 +84,7 @@ Window::Window(const WindowOptions& o)
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // every start the same: tests and screenshots repeat
   ImGui::StyleColorsDark();
+  add_label_font(ImGui::GetIO());  // before the backend builds the font atlas
   if (w.window) ImGui_ImplGlfw_InitForOpenGL(w.window, true);
   ImGui_ImplOpenGL3_Init("#version 130");
 }

@@ -1,23 +1,31 @@
 // viewer/app/stride.cpp — the stride lab's views and address arithmetic (stride.h).
 //
-// Every number shown comes from the view's own metadata through core's storage_index, the
-// one implementation of the address formula; nothing here re-derives strides.
+// Every number shown comes from the views' own metadata through viewer/stride_map.h (and
+// so core's storage_index, the one implementation of the address formula); each view is
+// recomputed from the base and its steps, so undo is "drop a step" and a view can never
+// drift from the code shown for it.
 #include "viewer/app/stride.h"
 
 #include <sstream>
 #include <utility>
 
 #include "core/error.h"
+#include "core/grad_mode.h"
 #include "core/shape.h"
+#include "viewer/stride_map.h"
 
 namespace glass::viz::app {
 
 namespace {
 
-std::string join(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+ViewStep step(std::string op, std::vector<int64_t> args) {
+  ViewStep s{std::move(op), {}, {}};
+  for (int64_t a : args) s.args.push_back({a}), s.braced.push_back(false);
   return s;
+}
+
+ViewStep list_step(std::string op, std::vector<int64_t> list) {
+  return ViewStep{std::move(op), {std::move(list)}, {true}};
 }
 
 }  // namespace
@@ -25,97 +33,104 @@ std::string join(const std::vector<int64_t>& v) {
 void StrideLab::reset(Tensor base, std::string name) {
   GLASS_CHECK(base.defined(), "StrideLab::reset(): the tensor '", name, "' is undefined");
   base_ = base;
-  view_ = base;
   name_ = std::move(name);
-  steps_.clear();
-  history_.clear();
+  for (Chain& c : chains_) c = {{}, base_};
+  active_ = 0;
+  comparing_ = owns_storage_ = false;
+  hovered_view = -1;
   hovered.clear();
   hovered_storage = -1;
+  lit_cells.clear();
   error.clear();
 }
 
-std::string StrideLab::expression() const {
-  std::string s = name_;
-  for (const std::string& step : steps_) s += step;
-  return s;
+void StrideLab::set_active(int view) {
+  GLASS_CHECK(view == 0 || (view == 1 && comparing_), "StrideLab::set_active(", view,
+              "): the views are 0 (A)", comparing_ ? " and 1 (B)" : " (turn compare on for B)");
+  active_ = view;
 }
 
-void StrideLab::apply(Tensor v, std::string step) {
-  history_.push_back(view_);
-  view_ = std::move(v);
-  steps_.push_back(std::move(step));
+void StrideLab::compare(bool on) {
+  if (on && !comparing_) chains_[1] = {{}, base_};
+  comparing_ = on;
+  if (!on) active_ = 0;
+}
+
+const Tensor& StrideLab::view(int i) const {
+  GLASS_CHECK(i == 0 || (i == 1 && comparing_), "StrideLab::view(", i, "): no such view");
+  return chains_[static_cast<size_t>(i)].view;
+}
+
+std::string StrideLab::expression(int i) const {
+  GLASS_CHECK(i == 0 || (i == 1 && comparing_), "StrideLab::expression(", i, "): no such view");
+  return name_ + recipe_code(chains_[static_cast<size_t>(i)].steps);
+}
+
+void StrideLab::push(std::vector<ViewStep> steps) {
+  Chain& c = chains_[static_cast<size_t>(active_)];
+  Tensor v = apply_views(c.view, steps);  // throws before anything changes
+  c.view = std::move(v);
+  c.steps.insert(c.steps.end(), steps.begin(), steps.end());
   error.clear();
 }
 
-void StrideLab::transpose(int64_t dim0, int64_t dim1) {
-  apply(view_.transpose(dim0, dim1),
-        ".transpose(" + std::to_string(dim0) + ", " + std::to_string(dim1) + ")");
+void StrideLab::transpose(int64_t dim0, int64_t dim1) { push({step("transpose", {dim0, dim1})}); }
+void StrideLab::permute(const std::vector<int64_t>& dims) { push({list_step("permute", dims)}); }
+void StrideLab::slice(int64_t dim, int64_t start, int64_t end, int64_t step_) {
+  push({step("slice", {dim, start, end, step_})});
 }
-
-void StrideLab::permute(const std::vector<int64_t>& dims) {
-  apply(view_.permute(dims), ".permute({" + join(dims) + "})");
-}
-
-void StrideLab::slice(int64_t dim, int64_t start, int64_t end, int64_t step) {
-  apply(view_.slice(dim, start, end, step), ".slice(" + join({dim, start, end, step}) + ")");
-}
-
-void StrideLab::expand(const std::vector<int64_t>& sizes) {
-  apply(view_.expand(sizes), ".expand({" + join(sizes) + "})");
-}
-
-void StrideLab::select(int64_t dim, int64_t index) {
-  apply(view_.select(dim, index), ".select(" + join({dim, index}) + ")");
-}
+void StrideLab::expand(const std::vector<int64_t>& sizes) { push({list_step("expand", sizes)}); }
+void StrideLab::select(int64_t dim, int64_t index) { push({step("select", {dim, index})}); }
+void StrideLab::apply(const std::string& recipe) { push(parse_view_recipe(recipe)); }
 
 void StrideLab::undo() {
-  if (history_.empty()) return;
-  view_ = history_.back();
-  history_.pop_back();
-  steps_.pop_back();
+  Chain& c = chains_[static_cast<size_t>(active_)];
+  if (c.steps.empty()) return;
+  c.steps.pop_back();
+  c.view = apply_views(base_, c.steps);
 }
 
 int64_t StrideLab::storage_index(const std::vector<int64_t>& index) const {
-  GLASS_CHECK(static_cast<int64_t>(index.size()) == view_.dim(),
-              "StrideLab::storage_index(): index [", join(index), "] has ", index.size(),
-              " entries but the view has ", view_.dim(), " dims");
-  return glass::storage_index(view_.sizes(), view_.strides(), view_.storage_offset(), index);
+  const Tensor& v = view();
+  GLASS_CHECK(static_cast<int64_t>(index.size()) == v.dim(), "StrideLab::storage_index(): index ",
+              "has ", index.size(), " entries but the view has ", v.dim(), " dims");
+  return glass::storage_index(v.sizes(), v.strides(), v.storage_offset(), index);
 }
 
 std::string StrideLab::formula(const std::vector<int64_t>& index) const {
-  std::ostringstream os;
-  os << view_.storage_offset();
-  for (size_t d = 0; d < index.size(); ++d) os << " + " << index[d] << "*" << view_.strides()[d];
-  os << " = " << storage_index(index);
-  return os.str();
+  return address_formula(view(), index);
 }
 
-int64_t StrideLab::storage_size() const {
-  if (!base_.defined()) return 0;
-  return static_cast<int64_t>(base_.storage().nbytes()) / base_.element_size();
-}
+int64_t StrideLab::storage_size() const { return base_.defined() ? storage_elements(base_) : 0; }
 
-std::vector<int64_t> StrideLab::reads_per_cell() const {
-  std::vector<int64_t> reads(static_cast<size_t>(storage_size()), 0);
-  const int64_t n = view_.numel(), dims = view_.dim();
-  std::vector<int64_t> index(static_cast<size_t>(dims), 0);
-  for (int64_t k = 0; k < n; ++k) {
-    int64_t s = storage_index(index);
-    if (s >= 0 && s < static_cast<int64_t>(reads.size())) ++reads[static_cast<size_t>(s)];
-    for (int64_t d = dims - 1; d >= 0; --d) {  // odometer, last dim fastest
-      if (++index[static_cast<size_t>(d)] < view_.sizes()[d]) break;
-      index[static_cast<size_t>(d)] = 0;
-    }
-  }
-  return reads;
+std::vector<int64_t> StrideLab::reads_per_cell(int i) const { return viz::reads_per_cell(view(i)); }
+
+std::vector<int64_t> StrideLab::shared_cells() const {
+  if (!comparing_) return {};
+  return viz::shared_cells(chains_[0].view, chains_[1].view);
 }
 
 std::string StrideLab::contiguous_note() const {
-  if (view_.is_contiguous()) return "";
+  const Tensor& v = view();
+  if (v.is_contiguous()) return "";
   std::ostringstream os;
-  os << "contiguous() would copy " << view_.numel() << " elements into a new storage: strides "
-     << view_.strides() << " are not the row-major strides of sizes " << view_.sizes();
+  os << "contiguous() would copy " << v.numel() << " elements into a new storage: strides "
+     << v.strides() << " are not the row-major strides of sizes " << v.sizes();
   return os.str();
+}
+
+void StrideLab::write_through(int i) {
+  NoGradGuard no_grad;
+  (void)view(i);  // checks i
+  if (!owns_storage_) {
+    // Copy the whole storage, then rebuild the base and both views over the copy.
+    const int64_t n = storage_elements(base_);
+    Tensor copy = base_.detach().as_strided({n}, {1}, 0).clone();
+    base_ = copy.as_strided(base_.sizes(), base_.strides(), base_.storage_offset());
+    for (Chain& c : chains_) c.view = apply_views(base_, c.steps);
+    owns_storage_ = true;
+  }
+  chains_[static_cast<size_t>(i)].view.mul_(-1);
 }
 
 }  // namespace glass::viz::app

@@ -1,19 +1,24 @@
-// viewer/app/stride.h — the stride lab: a tensor, a chain of views over it, and where each
-// element of the view lives in the storage they share.
+// viewer/app/stride.h — the stride lab: a tensor, one or two chains of views over it, and
+// where each element of a view lives in the storage they share.
 //
 // The model (seed §II): element (i0, i1, ...) of a view is storage cell
-//   storage_offset + i0*stride0 + i1*stride1 + ...      (core/shape.h: storage_index)
-// StrideLab keeps a base tensor and the view the user built from it with transpose,
-// permute, slice (with a step), expand and select — each a view, so `view` always shares
-// `base`'s storage (the invariant). The panel draws the view's logical grid beside the
-// storage strip; the hover state below is what it found under the mouse.
+//   storage_offset + i0*stride0 + i1*stride1 + ...      (viewer/stride_map.h)
+// StrideLab keeps a base tensor and up to two views built from it with transpose,
+// permute, slice (with a step), expand, select or any view recipe (viewer/view_recipe.h).
+// Every step is a view, so each view always shares `base`'s storage (the invariant); two
+// views side by side show where they alias (the cells both read), and write_through()
+// shows what aliasing means: a write through one view is read back through the other.
+// The panel draws the grids beside the storage strip; the hover state below is what it
+// found under the mouse.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/tensor.h"
+#include "viewer/view_recipe.h"
 
 namespace glass::viz::app {
 
@@ -23,53 +28,85 @@ struct CellRect {
 
 class StrideLab {
  public:
-  // Starts over from `base` (any tensor; its storage is what the strip shows).
+  // Starts over from `base` (any tensor; its storage is what the strip shows): one view,
+  // the base itself, and no second view.
   void reset(Tensor base, std::string name);
   const Tensor& base() const { return base_; }
-  const Tensor& view() const { return view_; }
   const std::string& name() const { return name_; }
-  // The chain applied so far, as code: "a.transpose(0, 1).slice(1, 0, 4, 2)".
-  std::string expression() const;
 
-  // Each applies one view to the current view; a bad argument is a glass::Error from the
+  // Which view the ops below apply to (0 = A, 1 = B; B only while comparing).
+  int active() const { return active_; }
+  void set_active(int view);
+  // Shows a second view B (starting as the base itself) beside A, or hides it.
+  void compare(bool on);
+  bool comparing() const { return comparing_; }
+
+  // The active view, or view i; and the code that made it: "a.transpose(0, 1)".
+  const Tensor& view() const { return view(active_); }
+  const Tensor& view(int i) const;
+  std::string expression() const { return expression(active_); }
+  std::string expression(int i) const;
+
+  // Each applies one view to the active view; a bad argument is a glass::Error from the
   // op, naming it (the view is then unchanged).
   void transpose(int64_t dim0, int64_t dim1);
   void permute(const std::vector<int64_t>& dims);
   void slice(int64_t dim, int64_t start, int64_t end, int64_t step);
   void expand(const std::vector<int64_t>& sizes);
   void select(int64_t dim, int64_t index);
+  // Any views written as code: "t().slice(0, 0, 3, 2)"; all or nothing.
+  void apply(const std::string& recipe);
+  // Takes back the active view's last step.
   void undo();
 
-  // The storage index of the view's element at `index` (one entry per dim), and the
-  // formula evaluated for it: "0 + 1*1 + 2*3 = 7".
+  // The storage index of the active view's element at `index` (one entry per dim), and
+  // the formula evaluated for it: "0 + 1*1 + 2*3 = 7".
   int64_t storage_index(const std::vector<int64_t>& index) const;
   std::string formula(const std::vector<int64_t>& index) const;
-  // How many storage cells the view can reach (the strip's length): the base storage's
-  // element count.
+  // How many storage cells the views can reach (the strip's length).
   int64_t storage_size() const;
-  // How many logical elements of the view read each storage cell (expand makes it > 1).
-  std::vector<int64_t> reads_per_cell() const;
-  // "" when contiguous() would return the view itself, else why it copies.
+  // How many logical elements of view i read each storage cell (expand makes it > 1).
+  std::vector<int64_t> reads_per_cell(int i) const;
+  std::vector<int64_t> reads_per_cell() const { return reads_per_cell(active_); }
+  // The storage cells both views read while comparing: where A and B alias.
+  std::vector<int64_t> shared_cells() const;
+  // "" when contiguous() would return the active view itself, else why it copies.
   std::string contiguous_note() const;
 
-  // Hover state, set by the panel each frame: the grid cell under the mouse (its logical
-  // index) and the storage cell it maps to; -1 / empty when none.
+  // Negates every element of view i in place (in the storage A and B share), so the cells
+  // the other view shares change in it too. The first write moves the lab onto a private
+  // copy of the storage, with the same layout, so a tensor opened from a model is never
+  // written.
+  void write_through(int i);
+
+  // Hover state, set by the panel each frame: the grid cell under the mouse (its view and
+  // logical index) and the storage cell it maps to; -1 / empty when none.
+  int hovered_view = -1;
   std::vector<int64_t> hovered;
   int64_t hovered_storage = -1;
-  // The grid's cells as drawn on the last frame, row-major over the drawn grid (a 1-D view
-  // is one row; an N-D view shows its last two dims with leading indices 0), and the strip.
+  // The grid cells as drawn on the last frame (view A's then B's; each grid row-major over
+  // its last two dims, leading indices 0), which view each is of, and the strip's cells.
   std::vector<std::vector<int64_t>> cell_index;
+  std::vector<int> cell_view;
   std::vector<CellRect> cell_rects;
   std::vector<CellRect> strip_rects;
+  // The grid cells lit on the last frame because they read the hovered storage cell: the
+  // hovered one, and in the other view those that alias it (indices into cell_index).
+  std::vector<size_t> lit_cells;
   // The last error from an op (shown in the panel), cleared by the next successful one.
   std::string error;
 
  private:
-  void apply(Tensor v, std::string step);
-  Tensor base_, view_;
+  struct Chain {
+    std::vector<ViewStep> steps;
+    Tensor view;
+  };
+  void push(std::vector<ViewStep> steps);
+  Tensor base_;
   std::string name_;
-  std::vector<std::string> steps_;
-  std::vector<Tensor> history_;
+  std::array<Chain, 2> chains_;
+  int active_ = 0;
+  bool comparing_ = false, owns_storage_ = false;
 };
 
 }  // namespace glass::viz::app

@@ -11,17 +11,21 @@
 #include <glass/glass.h>
 
 #include "viewer/app/app.h"
+#include "viewer/app/fonts.h"
 #include "viewer/demos.h"
 #include "viewer/recorders.h"
+#include "viewer/stride_map.h"
 
 namespace glass::viz::app {
 namespace {
 
-// One ImGui context for a test, with a built font atlas and a 1400x900 display.
+// One ImGui context for a test, with a built font atlas (with the label font, as the app
+// loads it, unless `label_font_file` is null) and a 1400x900 display.
 struct ImGuiHarness {
-  ImGuiHarness() {
+  explicit ImGuiHarness(const char* label_font_file = kLabelFontFile) {
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
+    if (label_font_file != nullptr) label_font_loaded = add_label_font(io, label_font_file);
     io.IniFilename = nullptr;
     io.DisplaySize = ImVec2(1400, 900);
     io.DeltaTime = 1.f / 60;
@@ -30,6 +34,7 @@ struct ImGuiHarness {
     io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
   }
   ~ImGuiHarness() { ImGui::DestroyContext(); }
+  bool label_font_loaded = false;
   // One frame with the mouse at (x, y), the left button down or up.
   void frame(App& app, float x = -1, float y = -1, bool down = false) {
     ImGuiIO& io = ImGui::GetIO();
@@ -103,6 +108,71 @@ TEST(StridePanel, HoveringTransposedCellReportsItsStorageIndex) {
   EXPECT_EQ(app.stride.hovered_storage, 7);
 }
 
+TEST(StrideLab, TwoViewsShowWhereTheyAlias) {
+  StrideLab lab;
+  Tensor x = arange(12).view({3, 4});
+  lab.reset(x, "x");
+  lab.select(0, 1);                        // A: row 1, storage cells 4..7
+  EXPECT_THROW(lab.set_active(1), Error);  // no B before compare
+  lab.compare(true);
+  lab.set_active(1);
+  lab.apply("select(1, 2)");  // B: column 2, cells 2, 6, 10
+  EXPECT_EQ(lab.expression(0), "x.select(0, 1)");
+  EXPECT_EQ(lab.expression(1), "x.select(1, 2)");
+  EXPECT_EQ(lab.shared_cells(), (std::vector<int64_t>{6}));
+  lab.undo();  // B back to x itself: it shares all of row 1
+  EXPECT_EQ(lab.shared_cells(), (std::vector<int64_t>{4, 5, 6, 7}));
+  lab.apply("select(0, 2)");  // B: row 2, disjoint from row 1
+  EXPECT_TRUE(lab.shared_cells().empty());
+  EXPECT_THROW(lab.apply("select(0, 1).bogus()"), Error);  // all or nothing
+  EXPECT_EQ(lab.expression(1), "x.select(0, 2)");
+}
+
+TEST(StrideLab, AWriteThroughOneViewIsReadThroughTheOther) {
+  StrideLab lab;
+  Tensor x = arange(12).view({3, 4});
+  lab.reset(x, "x");
+  lab.select(0, 1);  // A: row 1
+  lab.compare(true);
+  lab.set_active(1);
+  lab.select(1, 2);  // B: column 2
+  lab.write_through(0);
+  // B's element 1 is x[1][2], storage cell 6, which A negated; its others are untouched.
+  std::vector<double> b = values_of(lab.view(1));
+  EXPECT_EQ(b, (std::vector<double>{2, -6, 10}));
+  EXPECT_EQ(values_of(lab.view(0)), (std::vector<double>{-4, -5, -6, -7}));
+  EXPECT_TRUE(lab.view(0).is_alias_of(lab.view(1)));
+  // The lab wrote to its own copy of the storage: the tensor it was opened on is intact.
+  EXPECT_EQ(values_of(x.select(0, 1)), (std::vector<double>{4, 5, 6, 7}));
+  EXPECT_FALSE(lab.base().is_alias_of(x));
+  EXPECT_EQ(lab.base().strides(), x.strides());
+}
+
+TEST(StridePanel, HoveringACellOfOneViewLightsItsAliasInTheOther) {
+  ImGuiHarness h;
+  App app;
+  app.stride.reset(arange(12).view({3, 4}), "x");
+  app.stride.select(0, 1);  // A: row 1 (4 cells)
+  app.stride.compare(true);
+  app.stride.set_active(1);
+  app.stride.select(1, 2);  // B: column 2 (3 cells)
+  h.stride_only(app);
+  ASSERT_EQ(app.stride.cell_rects.size(), 7u);
+  // B's element [1] is the 4 + 1 = 5th cell drawn (A's 4 first); it reads cell 6.
+  const size_t k = 4 + 1;
+  ASSERT_EQ(app.stride.cell_view[k], 1);
+  ASSERT_EQ(app.stride.cell_index[k], (std::vector<int64_t>{1}));
+  const CellRect r = app.stride.cell_rects[k];
+  h.stride_only(app, (r.x0 + r.x1) / 2, (r.y0 + r.y1) / 2);
+  EXPECT_EQ(app.stride.hovered_view, 1);
+  EXPECT_EQ(app.stride.hovered_storage, 6);
+  // Lit: A's element [2] (x[1][2]) and the hovered cell itself.
+  ASSERT_EQ(app.stride.lit_cells.size(), 2u);
+  EXPECT_EQ(app.stride.cell_view[app.stride.lit_cells[0]], 0);
+  EXPECT_EQ(app.stride.cell_index[app.stride.lit_cells[0]], (std::vector<int64_t>{2}));
+  EXPECT_EQ(app.stride.lit_cells[1], k);
+}
+
 TEST(GraphPanel, ClickingANodeSelectsIt) {
   ImGuiHarness h;
   App app;
@@ -121,6 +191,35 @@ TEST(GraphPanel, ClickingANodeSelectsIt) {
   h.frame(app, 12, 525, true);  // the graph window's bottom-left corner
   h.frame(app, 12, 525, false);
   EXPECT_EQ(app.graph.selected, -1);
+}
+
+TEST(GraphPanel, NodeLabelsFitTheBoxesGraphvizSizedForThem) {
+  // Graphviz measured each label in DejaVu Sans (fontconfig's Helvetica on Debian); drawn
+  // in the same face, no line needs cutting, at whatever zoom the fit chose.
+  ImGuiHarness h;
+  if (!h.label_font_loaded) GTEST_SKIP() << kLabelFontFile << " missing (fonts-dejavu-core)";
+  EXPECT_NE(label_font(), ImGui::GetIO().Fonts->Fonts[0]);
+  App app;
+  for (const char* demo : {"tanh_mlp", "mlp", "if_else"}) {
+    SCOPED_TRACE(demo);
+    app.open_demo(demo);
+    h.frame(app);
+    h.frame(app);  // after the fit
+    ASSERT_FALSE(app.graph.node_rects.empty());
+    EXPECT_EQ(app.graph.labels_shortened, 0);
+  }
+}
+
+TEST(GraphPanel, WithoutTheLabelFontLongLabelsAreShortenedNotSpilled) {
+  ImGuiHarness h("/nonexistent/font.ttf");
+  EXPECT_FALSE(h.label_font_loaded);
+  App app;
+  app.open_demo("mlp");
+  h.frame(app);
+  h.frame(app);
+  EXPECT_EQ(label_font(), ImGui::GetFont());  // the default font stands in
+  // ImGui's monospaced default is wider than DejaVu Sans: some lines are cut with "...".
+  EXPECT_GT(app.graph.labels_shortened, 0);
 }
 
 TEST(TourPanel, ListsTheDemosInLessonOrderAndClickingOneOpensIt) {

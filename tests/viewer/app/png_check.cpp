@@ -5,9 +5,11 @@
 //
 // Node boxes are the only pixels of the fill colour kNodeFill in app.cpp (250, 214, 110);
 // the count is of 4-connected regions of that colour (±24 per channel, so antialiasing
-// and text inside a box do not split it) larger than 30 pixels.
+// does not split a box) at least 20x10 pixels in extent: the fill enclosed by a glyph of
+// the label (the hole in a "0") is a region too, and smaller than any box.
 #include <stb_image.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -49,13 +51,13 @@ int main(int argc, char** argv) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       if (!is_fill(x, y) || label[static_cast<size_t>(y * w + x)]) continue;
-      int size = 0;
+      int x0 = x, x1 = x, y0 = y, y1 = y;
       stack.assign(1, {x, y});
       label[static_cast<size_t>(y * w + x)] = -1;
       while (!stack.empty()) {
         auto [cx, cy] = stack.back();
         stack.pop_back();
-        ++size;
+        x0 = std::min(x0, cx), x1 = std::max(x1, cx), y0 = std::min(y0, cy), y1 = std::max(y1, cy);
         const int dx[] = {1, -1, 0, 0}, dy[] = {0, 0, 1, -1};
         for (int k = 0; k < 4; ++k) {
           int nx = cx + dx[k], ny = cy + dy[k];
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
           stack.push_back({nx, ny});
         }
       }
-      if (size > 30) ++regions;
+      if (x1 - x0 + 1 >= 20 && y1 - y0 + 1 >= 10) ++regions;
     }
   stbi_image_free(px);
   glass::viz::Snapshot s = glass::viz::capture(glass::viz::find_demo(argv[2]));
