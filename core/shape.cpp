@@ -154,13 +154,17 @@ bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {
 
 std::pair<int64_t, int64_t> storage_extent(IntArrayRef sizes, IntArrayRef strides) {
   int64_t lo = 0, hi = 0;
-  for (size_t d = 0; d < sizes.size(); ++d) {
+  for (size_t d = 0; d < sizes.size(); ++d)
     if (sizes[d] == 0) return {0, -1};
-    int64_t reach = (sizes[d] - 1) * strides[d];
-    if (reach < 0)
-      lo += reach;
-    else
-      hi += reach;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    // A layout whose reach does not fit int64 reaches no real storage: an error, not a
+    // wrapped (negative, "in bounds") extent.
+    int64_t reach = 0;
+    bool overflow = __builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) ||
+                    (reach < 0 ? __builtin_add_overflow(lo, reach, &lo)
+                               : __builtin_add_overflow(hi, reach, &hi));
+    GLASS_CHECK(!overflow, "sizes ", sizes, " with strides ", strides,
+                " reach further than int64 can count (stride overflow)");
   }
   return {lo, hi};
 }

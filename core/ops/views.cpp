@@ -49,8 +49,12 @@ Tensor as_strided_native(const Tensor& self, IntArrayRef size, IntArrayRef strid
                 " is not supported");
   auto [lo, hi] = storage_extent(size, stride);
   int64_t storage_elems = static_cast<int64_t>(self.storage().nbytes()) / self.element_size();
-  GLASS_CHECK(hi < 0 || offset + hi < storage_elems, "as_strided(): sizes ", size, " and strides ",
-              stride, " at offset ", offset, " reach storage element ", offset + hi,
+  int64_t last = 0;
+  GLASS_CHECK(hi < 0 || !__builtin_add_overflow(offset, hi, &last), "as_strided(): offset ", offset,
+              " plus the reach ", hi, " of sizes ", size, " and strides ", stride,
+              " overflows int64");
+  GLASS_CHECK(hi < 0 || last < storage_elems, "as_strided(): sizes ", size, " and strides ", stride,
+              " at offset ", offset, " reach storage element ", last,
               ", but the storage holds only ", storage_elems, " elements");
   (void)lo;
   return make_view(self, size.vec(), stride.vec(), offset);
@@ -114,6 +118,7 @@ Tensor expand_native(const Tensor& self, IntArrayRef size) {
     sizes[i] = want;
     strides[i] = have == want ? self.stride(sd) : 0;
   }
+  checked_numel(sizes, "expand");
   return make_view(self, sizes, strides, self.storage_offset());
 }
 
@@ -130,8 +135,10 @@ Tensor slice_native(const Tensor& self, int64_t dim, int64_t start, int64_t end,
   start = std::clamp<int64_t>(start, 0, n);
   end = std::clamp<int64_t>(end, start, n);
   DimVector sizes(self.sizes()), strides(self.strides());
-  sizes[d] = (end - start + step - 1) / step;
-  strides[d] = self.stride(d) * step;
+  sizes[d] = end > start ? (end - start - 1) / step + 1 : 0;  // ceil, without overflowing
+  // stride * step, as PyTorch keeps it. It can overflow only when at most one element is
+  // left (a longer result would reach past any storage), whose stride is never used.
+  if (__builtin_mul_overflow(self.stride(d), step, &strides[d])) strides[d] = self.stride(d);
   return make_view(self, sizes, strides, self.storage_offset() + start * self.stride(d));
 }
 

@@ -120,6 +120,24 @@ TEST(BadInput, AsStridedPastTheStorage) {
   EXPECT_GLASS_ERROR(t.as_strided({2, 3}, {3, 1}, 1), "as_strided()", "storage element 6",
                      "only 6 elements");
   EXPECT_GLASS_ERROR(t.as_strided({2}, {1, 1}), "one stride per dim");
+  // Reaches that do not fit int64 must not wrap into "in bounds" (a negative extent).
+  const int64_t big = (1LL << 62) + (1LL << 40);
+  EXPECT_GLASS_ERROR(t.as_strided({3}, {big}), "stride overflow");
+  EXPECT_GLASS_ERROR(t.as_strided({2}, {1}, INT64_MAX), "as_strided()", "overflows int64");
+  Snapshot(t).expect_unchanged();
+}
+
+TEST(BadInput, HugeSliceBoundsAndExpandSizesDoNotOverflow) {
+  Tensor t = x23();
+  // end and step near INT64_MAX: one element (the first), not a wrapped negative size.
+  Tensor s = t.slice(1, 0, INT64_MAX, INT64_MAX);
+  EXPECT_EQ(s.sizes(), IntArrayRef({2, 1}));
+  EXPECT_EQ(s.strides(), IntArrayRef({3, INT64_MAX}));  // stride 1 * step, as PyTorch
+  // stride 3 * step would overflow: the one element left never uses its stride.
+  EXPECT_EQ(t.t().slice(1, 0, INT64_MAX, INT64_MAX).strides(), IntArrayRef({1, 3}));
+  EXPECT_EQ(t.slice(1, 0, 3, 5).strides(), IntArrayRef({3, 5}));  // PyTorch's stride * step
+  EXPECT_EQ(t.slice(1, 1, INT64_MAX, 2).sizes(), IntArrayRef({2, 1}));
+  EXPECT_GLASS_ERROR(t.unsqueeze(0).expand({INT64_MAX, 2, 3}), "expand()", "overflow");
 }
 
 TEST(BadInput, NegativeSizesAndOverflow) {
