@@ -36,6 +36,7 @@ foreach(entry IN LISTS GLASS_LESSON_FIGURES)
   set(name ${demo})
   if(parts)
     string(REPLACE "--" "" suffix "${parts}")
+    string(REPLACE ";" "_" suffix "${suffix}")  # several flags: if_else_forward_saved
     set(name "${demo}_${suffix}")
   endif()
   string(REPLACE ";" " " flags "${parts}")

@@ -25,12 +25,13 @@ namespace glass::viz {
 // step publish ModuleEnter/ModuleExit on core's events (nn::ModuleScope) — so a
 // ForwardRecorder knows, for every node whose creation it saw, the module scopes open at
 // that moment; the innermost one in the snapshot's module tree is the node's module,
-// exactly (LayerNorm's mean and variance too, which touch no parameter). "" means it ran
-// in the model's own code, outside every submodule. Those nodes are passed in `scoped` and
-// kept as they are. Everything else is inferred from what the graph does record — which
-// leaves are which module's parameters: a backward snapshot (no events were heard), a
-// forward run whose modules were called as impl->forward() (no scope is announced), and
-// custom functions' nodes (they publish no GraphNodeCreated). With P(M) the parameters
+// exactly (LayerNorm's mean and variance too, which touch no parameter). Those nodes are
+// passed in `scoped` and kept as they are. A node whose innermost scope is the model
+// itself is not: it may have run in the model's own code or in a child the model called
+// as impl->forward(), which announces no scope. It, and everything else, is inferred from
+// what the graph does record — which leaves are which module's parameters: also a
+// backward snapshot (no events were heard) and custom functions' nodes (they publish no
+// GraphNodeCreated). With P(M) the parameters
 // registered directly in module M ("fc1.weight" is fc1's):
 //   1. a parameter leaf belongs to its module;
 //   2. a node whose inputs are all M's — every input has an edge, and each comes from a

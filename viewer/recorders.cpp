@@ -204,9 +204,11 @@ Snapshot ForwardRecorder::snapshot(const Tensor& output, const SnapshotOptions& 
   reader.finish(output, options);
   Snapshot s = std::move(reader.snapshot());
   if (options.module == nullptr) return s;
-  // A node created inside module scopes belongs to the innermost of them that is part of
-  // options.module's tree; "" when none is (it ran in the model's own code, or in a module
-  // outside the tree). Nodes created outside every scope are left to inference.
+  // A node created inside module scopes belongs to the innermost of them that is a
+  // submodule in options.module's tree. When that is the model itself (or no scope is in
+  // the tree) the scopes say nothing exact: the op may have run in the model's own code or
+  // in a child it called as impl->forward(), which announces no scope. Such nodes, and
+  // nodes created outside every scope, are left to inference.
   std::unordered_map<const void*, std::string> path_of;
   for (const auto& [path, m] : options.module->named_modules())
     path_of.try_emplace(static_cast<const void*>(m.get()), path);
@@ -218,7 +220,7 @@ Snapshot ForwardRecorder::snapshot(const Tensor& output, const SnapshotOptions& 
         path = it->second;
         break;
       }
-    scoped[id] = path;
+    if (!path.empty()) scoped[id] = path;
   }
   assign_modules(s, *options.module, scoped);
   return s;

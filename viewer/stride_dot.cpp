@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "core/error.h"
@@ -68,7 +69,7 @@ std::string port(const std::vector<int64_t>& index) {
 std::vector<int64_t> sizes_of(const Tensor& t) { return {t.sizes().begin(), t.sizes().end()}; }
 
 // One view as a table: caption, metadata, then its elements as 2-D blocks side by side.
-void write_grid(std::ostream& os, int v, const StrideView& view, const StrideDotOptions& opt) {
+void write_grid(std::ostream& os, int v, const StrideView& view, const Index* hl) {
   const Tensor& t = view.tensor;
   const Palette& pal = kPalette[v];
   const std::vector<int64_t> sizes = sizes_of(t);
@@ -98,7 +99,7 @@ void write_grid(std::ostream& os, int v, const StrideView& view, const StrideDot
         std::vector<int64_t> index = at;
         if (nd >= 2) index.push_back(i);
         if (nd >= 1) index.push_back(j);
-        const bool hot = v == 0 && index == opt.highlight;
+        const bool hot = v == 0 && hl != nullptr && index == *hl;
         const int64_t flat = (b * rows + i) * cols + j;
         os << "<TD PORT=\"" << port(index)
            << "\" WIDTH=\"28\" HEIGHT=\"32\" VALIGN=\"TOP\" BGCOLOR=\""
@@ -130,15 +131,22 @@ std::string stride_to_dot(const std::vector<StrideView>& views, const StrideDotO
   const int64_t cells = storage_elements(first);
   GLASS_CHECK(cells <= kMaxStridePictureCells, "stride_to_dot(): the storage holds ", cells,
               " elements; a picture shows at most ", kMaxStridePictureCells);
-  if (!opt.highlight.empty()) {
-    GLASS_CHECK(static_cast<int64_t>(opt.highlight.size()) == first.dim(),
-                "stride_to_dot(): highlight [", join(opt.highlight), "] has ", opt.highlight.size(),
-                " entries but '", views[0].name, "' has ", first.dim(), " dims");
-    for (int64_t d = 0; d < first.dim(); ++d)
-      GLASS_CHECK(opt.highlight[d] >= 0 && opt.highlight[d] < first.size(d),
-                  "stride_to_dot(): highlight [", join(opt.highlight), "] is out of range for '",
-                  views[0].name, "' of sizes [", join(sizes_of(first)), "]");
+  // The highlighted element, its negative entries counted from the end, checked.
+  std::optional<Index> highlight;
+  if (opt.highlight) {
+    Index h = *opt.highlight;
+    GLASS_CHECK(static_cast<int64_t>(h.size()) == first.dim(), "stride_to_dot(): highlight [",
+                join(h), "] has ", h.size(), " entries but '", views[0].name, "' has ", first.dim(),
+                " dims");
+    for (int64_t d = 0; d < first.dim(); ++d) {
+      if (h[d] < 0) h[d] += first.size(d);
+      GLASS_CHECK(h[d] >= 0 && h[d] < first.size(d), "stride_to_dot(): highlight [",
+                  join(*opt.highlight), "] is out of range for '", views[0].name, "' of sizes [",
+                  join(sizes_of(first)), "]");
+    }
+    highlight = std::move(h);
   }
+  const Index* hl = highlight ? &*highlight : nullptr;
 
   // Which views read each storage cell, and whether one reads it more than once.
   std::vector<std::vector<int>> readers(static_cast<size_t>(cells));
@@ -152,17 +160,15 @@ std::string stride_to_dot(const std::vector<StrideView>& views, const StrideDotO
     }
   }
   const int64_t hot_cell =
-      opt.highlight.empty()
-          ? -1
-          : storage_index(first.sizes(), first.strides(), first.storage_offset(), opt.highlight);
+      hl ? storage_index(first.sizes(), first.strides(), first.storage_offset(), *hl) : -1;
 
   std::ostringstream os;
   os << "digraph strides {\n"
-        "  graph [rankdir=TB, splines=line, nodesep=0.4, ranksep=1.0, fontname=\"Helvetica\", "
+        "  graph [rankdir=TB, splines=line, nodesep=0.4, ranksep=1.0, fontname=\"DejaVu Sans\", "
         "fontsize=11, labeljust=l];\n"
-        "  node [shape=plain, fontname=\"Helvetica\", fontsize=12];\n"
+        "  node [shape=plain, fontname=\"DejaVu Sans\", fontsize=12];\n"
         "  edge [arrowsize=0.5, penwidth=0.8, dir=both, arrowtail=dot, tailclip=false];\n";
-  for (size_t v = 0; v < views.size(); ++v) write_grid(os, static_cast<int>(v), views[v], opt);
+  for (size_t v = 0; v < views.size(); ++v) write_grid(os, static_cast<int>(v), views[v], hl);
   if (views.size() > 1) {
     os << "  { rank=same;";
     for (size_t v = 0; v < views.size(); ++v) os << " v" << v << ";";
@@ -204,7 +210,7 @@ std::string stride_to_dot(const std::vector<StrideView>& views, const StrideDotO
     const std::vector<int64_t> sizes = sizes_of(t), addr = storage_cells(t);
     for (int64_t k = 0; k < t.numel(); ++k) {
       std::vector<int64_t> index = unravel(k, sizes);
-      const bool hot = v == 0 && index == opt.highlight;
+      const bool hot = v == 0 && hl != nullptr && index == *hl;
       if (!hot && !opt.arrows) continue;
       os << "  v" << v << ":\"" << port(index) << "\":c -> storage:s"
          << addr[static_cast<size_t>(k)] << ":n [";
@@ -218,10 +224,11 @@ std::string stride_to_dot(const std::vector<StrideView>& views, const StrideDotO
 
   // The legend, as the graph's caption.
   os << "  label=<";
-  if (!opt.highlight.empty())
-    os << "<FONT COLOR=\"" << kHighlight << "\">red</FONT>: " << html(views[0].name) << "["
-       << join(opt.highlight, "][") << "] lives in storage cell offset + sum(index * stride) = "
-       << html(address_formula(first, opt.highlight)) << "<BR ALIGN=\"LEFT\"/>";
+  if (hl)
+    os << "<FONT COLOR=\"" << kHighlight << "\">red</FONT>: " << html(views[0].name)
+       << (hl->empty() ? "" : "[" + join(*hl, "][") + "]")
+       << " lives in storage cell offset + sum(index * stride) = "
+       << html(address_formula(first, *hl)) << "<BR ALIGN=\"LEFT\"/>";
   for (size_t v = 0; v < views.size(); ++v)
     os << "<FONT COLOR=\"" << kPalette[v].line << "\">" << kPalette[v].name << "</FONT>: read by "
        << html(views[v].name) << "<BR ALIGN=\"LEFT\"/>";

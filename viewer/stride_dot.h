@@ -6,10 +6,10 @@
 // to the storage cell the address formula gives it (stride_map.h). Storage cells are
 // tinted by which views read them; a cell read by two views is where they alias, and a
 // cell read twice by one view (expand's stride 0) is marked. One element may be
-// highlighted: its arrow is drawn bold and labelled with the formula evaluated.
+// highlighted: its arrow is drawn bold and the caption evaluates the formula for it.
 //
 //   Tensor x = arange(12).view({3, 4});
-//   std::string dot = viz::stride_to_dot({{"x.t()", x.t()}}, {.highlight = {1, 2}});
+//   std::string dot = viz::stride_to_dot({{"x.t()", x.t()}}, {.highlight = Index{1, 2}});
 //   viz::render(dot, viz::Format::Svg, "transpose.svg");
 //
 // glass-dot --tensor 3,4 --view 't()' draws the same (lesson 02's figures come from it).
@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,14 +26,17 @@
 
 namespace glass::viz {
 
+using Index = std::vector<int64_t>;
+
 struct StrideView {
   std::string name;  // the caption: the code that made it, "x.t()"
   Tensor tensor;
 };
 
 struct StrideDotOptions {
-  // A logical index into the first view (one entry per dim), or empty for none.
-  std::vector<int64_t> highlight = {};
+  // A logical index into the first view (one entry per dim, negative counts from the
+  // end; {} for a 0-dim view), or none.
+  std::optional<std::vector<int64_t>> highlight = std::nullopt;
   // Draw an arrow from every element to its storage cell (else only the highlighted one).
   bool arrows = true;
   // Write each storage cell's value below its index (else only the index).

@@ -59,10 +59,19 @@ std::vector<int64_t> shared_cells(const Tensor& a, const Tensor& b) {
 std::string address_formula(const Tensor& view, const std::vector<int64_t>& index) {
   GLASS_CHECK(static_cast<int64_t>(index.size()) == view.dim(), "address_formula(): index has ",
               index.size(), " entries but the view has ", view.dim(), " dims");
+  // Negative entries count from the end (as core's storage_index takes them); the text
+  // shows the index actually used, so its sum is the result.
+  std::vector<int64_t> at = index;
+  for (size_t d = 0; d < at.size(); ++d) {
+    const int64_t n = view.sizes()[d];
+    if (at[d] < 0) at[d] += n;
+    GLASS_CHECK(at[d] >= 0 && at[d] < n, "address_formula(): index ", index[d], " is out of ",
+                "range for dim ", d, " of size ", n);
+  }
   std::ostringstream os;
   os << view.storage_offset();
-  for (size_t d = 0; d < index.size(); ++d) os << " + " << index[d] << "*" << view.strides()[d];
-  os << " = " << storage_index(view.sizes(), view.strides(), view.storage_offset(), index);
+  for (size_t d = 0; d < at.size(); ++d) os << " + " << at[d] << "*" << view.strides()[d];
+  os << " = " << storage_index(view.sizes(), view.strides(), view.storage_offset(), at);
   return os.str();
 }
 

@@ -32,7 +32,8 @@ std::vector<int64_t> reads_per_cell(const Tensor& view);
 std::vector<int64_t> shared_cells(const Tensor& a, const Tensor& b);
 
 // The formula with the numbers in: "0 + 1*1 + 2*4 = 9" for index {1, 2} of a view with
-// strides [1, 4] and offset 0. `index` has one entry per dim, each in range.
+// strides [1, 4] and offset 0. `index` has one entry per dim; a negative entry counts
+// from the end and is shown as the index it stands for. Out of range: a glass::Error.
 std::string address_formula(const Tensor& view, const std::vector<int64_t>& index);
 
 // The logical index of the element at row-major position `flat` of a tensor of `sizes`.

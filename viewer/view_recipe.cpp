@@ -223,21 +223,39 @@ std::string recipe_code(const std::vector<ViewStep>& steps) {
   return s;
 }
 
-std::vector<int64_t> parse_sizes(std::string_view text) {
-  std::vector<int64_t> sizes;
+namespace {
+
+// Comma (or 'x') separated integers; `what` names them in the error.
+std::vector<int64_t> parse_ints(std::string_view text, const char* what, const char* example,
+                                bool allow_negative) {
+  std::vector<int64_t> out;
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find_first_of(",x", pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view part = text.substr(pos, end - pos);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
     int64_t v = -1;
     auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    GLASS_CHECK(ec == std::errc() && p == part.data() + part.size() && v >= 0, "sizes '", text,
-                "': '", part, "' is not a size (write sizes as 3,4 or 3x4)");
-    sizes.push_back(v);
+    GLASS_CHECK(ec == std::errc() && p == part.data() + part.size() && (allow_negative || v >= 0),
+                what, " '", text, "': '", part, "' is not ", allow_negative ? "an index" : "a size",
+                " (write ", what, " as ", example, ")");
+    out.push_back(v);
     pos = end + 1;
   }
-  return sizes;
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_sizes(std::string_view text) {
+  return parse_ints(text, "sizes", "3,4 or 3x4", false);
+}
+
+std::vector<int64_t> parse_index(std::string_view text) {
+  if (text.find_first_not_of(' ') == std::string_view::npos) return {};
+  return parse_ints(text, "index", "1,2 or -1,0", true);
 }
 
 }  // namespace glass::viz

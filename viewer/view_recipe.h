@@ -48,4 +48,8 @@ std::string recipe_code(const std::vector<ViewStep>& steps);
 // "3,4" or "3x4" -> {3, 4}: a shape on a command line. Every size must be >= 0.
 std::vector<int64_t> parse_sizes(std::string_view text);
 
+// "1,2" or "-1,0" -> an element's index (negative entries count from the end, checked by
+// whoever uses it); "" -> {} (the one element of a 0-dim tensor).
+std::vector<int64_t> parse_index(std::string_view text);
+
 }  // namespace glass::viz

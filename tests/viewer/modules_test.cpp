@@ -155,6 +155,28 @@ TEST(Modules, NestedModulesFoldOutermostFirst) {
   EXPECT_EQ(open.find("ReluBackward0")->module, "body");
 }
 
+// A model called through its holder whose forward calls a child as impl->forward(): the
+// child announces no scope, and the model's own scope says nothing about which of its
+// children ran an op, so those nodes are inferred (fc's), never pinned to the model.
+struct DirectCallImpl : nn::Module {
+  DirectCallImpl() : Module("DirectCall") { fc = register_module("fc", nn::Linear(4, 2)); }
+  Tensor forward(const Tensor& x) const { return fc->forward(x).relu(); }
+  nn::Linear fc{nullptr};
+};
+GLASS_MODULE(DirectCall);
+
+TEST(Modules, AChildCalledAsImplForwardIsInferredNotPinnedToTheModel) {
+  manual_seed(0);
+  DirectCall net;
+  ForwardRecorder recorder;
+  Tensor y = net(randn({3, 4}));
+  recorder.stop();
+  Snapshot s = recorder.snapshot(y, {.module = net.ptr().get()});
+  EXPECT_EQ(only(s, "AddmmBackward0").module, "fc");
+  EXPECT_EQ(only(s, "TransposeBackward0").module, "fc");
+  EXPECT_EQ(only(s, "ReluBackward0").module, "");
+}
+
 // A forward recording knows each node's module from nn's scopes (ModuleEnter/ModuleExit),
 // so it places exactly what inference from parameters cannot: LayerNorm's mean and
 // variance (they read no parameter), the ReLU step of a Sequential (its own module, not

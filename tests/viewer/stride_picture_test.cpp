@@ -123,6 +123,11 @@ TEST(StrideMap, EveryElementsCellAndWhoReadsIt) {
   EXPECT_EQ(storage_cells(x.slice(1, 1, 4, 2)), (Sizes{1, 3, 5, 7, 9, 11}));
   EXPECT_EQ(address_formula(x.t(), {1, 2}), "0 + 1*1 + 2*4 = 9");
   EXPECT_EQ(address_formula(x.slice(1, 1, 4, 2), {2, 1}), "1 + 2*4 + 1*2 = 11");
+  EXPECT_EQ(address_formula(x, {0, -1}), "0 + 0*4 + 3*1 = 3");  // -1: the last column
+  EXPECT_NE(error_of([&] {
+              address_formula(x, {3, 0});
+            }).find("out of range for dim 0 of size 3"),
+            std::string::npos);
   // expand's stride 0: every cell is read by both leading indices.
   EXPECT_EQ(reads_per_cell(x.unsqueeze(0).expand({2, 3, 4})), Sizes(12, 2));
   EXPECT_EQ(reads_per_cell(x.select(0, 1)), (Sizes{0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0}));
@@ -137,14 +142,15 @@ TEST(StrideMap, EveryElementsCellAndWhoReadsIt) {
 
 TEST(StrideDot, ArrowsRunFromEachElementToItsStorageCell) {
   const Tensor x = lesson_x();
-  std::string dot = stride_to_dot({{"x.t()", x.t()}}, {.highlight = {1, 2}});
+  std::string dot = stride_to_dot({{"x.t()", x.t()}}, {.highlight = Sizes{1, 2}});
   EXPECT_EQ(count(dot, " -> storage:"), 12u);
   EXPECT_NE(dot.find("v0:\"e1_2\":c -> storage:s9:n [color=\"#d62728\""), std::string::npos) << dot;
   EXPECT_NE(dot.find("v0:\"e0_1\":c -> storage:s4:n"), std::string::npos);
   EXPECT_NE(dot.find("= 0 + 1*1 + 2*4 = 9"), std::string::npos);  // the legend's formula
   EXPECT_NE(dot.find("sizes [4, 3]  strides [1, 4]  offset 0"), std::string::npos);
   // Without arrows, only the highlighted element keeps one.
-  std::string quiet = stride_to_dot({{"x.t()", x.t()}}, {.highlight = {1, 2}, .arrows = false});
+  std::string quiet =
+      stride_to_dot({{"x.t()", x.t()}}, {.highlight = Sizes{1, 2}, .arrows = false});
   EXPECT_EQ(count(quiet, " -> storage:"), 1u);
 }
 
@@ -171,14 +177,28 @@ TEST(StrideDot, RefusesWhatItCannotDraw) {
             }).find("'big' has 100 elements; a picture shows at most 64"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
-              stride_to_dot({{"x", x}}, {.highlight = {3, 0}});
+              stride_to_dot({{"x", x}}, {.highlight = Sizes{3, 0}});
             }).find("out of range"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
-              stride_to_dot({{"x", x}}, {.highlight = {1}});
+              stride_to_dot({{"x", x}}, {.highlight = Sizes{1}});
             }).find("2 dims"),
             std::string::npos);
   EXPECT_NE(error_of([] { stride_to_dot({}); }).find("at least one view"), std::string::npos);
+}
+
+TEST(StrideDot, HighlightsOnlyWhenAskedAndAZeroDimElementToo) {
+  const Tensor x = lesson_x();
+  // A 0-dim view has the index {}: without a highlight nothing is red, with one it is.
+  std::string plain = stride_to_dot({{"x[1][2]", x.select(0, 1).select(0, 2)}});
+  EXPECT_EQ(plain.find("#d62728"), std::string::npos);
+  std::string lit =
+      stride_to_dot({{"x[1][2]", x.select(0, 1).select(0, 2)}}, {.highlight = Sizes{}});
+  EXPECT_NE(lit.find("v0:\"e\":c -> storage:s6:n [color=\"#d62728\""), std::string::npos) << lit;
+  EXPECT_NE(lit.find("= 6 = 6"), std::string::npos);  // offset 6, no index terms
+  // Negative entries count from the end: [-1, -1] of x.t() is [3, 2], storage cell 11.
+  std::string last = stride_to_dot({{"x.t()", x.t()}}, {.highlight = Sizes{-1, -1}});
+  EXPECT_NE(last.find("v0:\"e3_2\":c -> storage:s11:n [color=\"#d62728\""), std::string::npos);
 }
 
 TEST(StrideDot, GraphvizLandsEachArrowOnTheRightStorageCell) {

@@ -165,7 +165,13 @@ void App::inspector_panel() {
   if (t.defined()) {
     heatmap("values", t);
     if (t.grad().defined()) heatmap("gradient", t.grad());
-    if (ImGui::Button("open in stride lab")) stride.reset(t.detach(), n->label);
+    if (ImGui::Button("open in stride lab")) {
+      try {
+        stride.reset(t.detach(), n->label);
+      } catch (const Error& e) {
+        error = e.what();
+      }
+    }
   }
   ImGui::End();
 }

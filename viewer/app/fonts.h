@@ -1,11 +1,12 @@
 // viewer/app/fonts.h — the font node labels are drawn in: the one Graphviz measured them with.
 //
-// Graphviz sizes each node's box for its label in "Helvetica" at to_dot's 10 points, and
-// on Debian fontconfig resolves Helvetica to DejaVu Sans (package fonts-dejavu-core,
-// which Graphviz pulls in). Drawing labels in that face at 10 points × zoom makes them fit
-// the boxes they were measured for; ImGui's built-in monospaced font is wider and clipped
-// them. Invariant: the label font is added before the font atlas is first built (ImGui
-// 1.86 cannot add fonts to a built atlas), i.e. right after ImGui::CreateContext().
+// to_dot asks Graphviz for "DejaVu Sans" at 10 points (Debian's fonts-dejavu-core, which
+// deps.sh installs), and Graphviz sizes each node's box for its label in that face.
+// Drawing labels from the same TTF at 10 points × zoom makes them fit the boxes they were
+// measured for, whatever else fontconfig would pick for a generic name like Helvetica;
+// ImGui's built-in monospaced font is wider and clipped them. Invariant: the label font
+// is added before the font atlas is first built (ImGui 1.86 cannot add fonts to a built
+// atlas), i.e. right after ImGui::CreateContext().
 #pragma once
 
 #include <imgui.h>

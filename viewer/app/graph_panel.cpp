@@ -52,6 +52,9 @@ int draw_label(ImDrawList* dl, ImFont* font, float size, ImVec2 a, ImVec2 z,
     if (w > room) {
       ++cut;
       while (!line.empty() && w > room) {
+        // Drop one whole UTF-8 character: its continuation bytes (10xxxxxx), then its lead.
+        while (line.size() > 1 && (static_cast<unsigned char>(line.back()) & 0xC0) == 0x80)
+          line.pop_back();
         line.pop_back();
         w = font->CalcTextSizeA(size, FLT_MAX, 0, (line + "...").c_str()).x;
       }

@@ -114,7 +114,10 @@ int run(int argc, char** argv) {
   if (!tensor.empty()) {
     std::vector<int64_t> sizes = glass::viz::parse_sizes(tensor);
     int64_t n = 1;
-    for (int64_t s : sizes) n *= s;
+    for (int64_t size : sizes)
+      GLASS_CHECK(!__builtin_mul_overflow(n, size, &n) && n <= app::StrideLab::kMaxElements,
+                  "--tensor ", tensor, ": the stride lab shows tensors of at most ",
+                  app::StrideLab::kMaxElements, " elements");
     ui.stride.reset(glass::arange(n).view(sizes), "x");
     for (size_t v = 0; v < views.size(); ++v) {
       if (v == 1) ui.stride.compare(true), ui.stride.set_active(1);

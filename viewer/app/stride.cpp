@@ -32,6 +32,9 @@ ViewStep list_step(std::string op, std::vector<int64_t> list) {
 
 void StrideLab::reset(Tensor base, std::string name) {
   GLASS_CHECK(base.defined(), "StrideLab::reset(): the tensor '", name, "' is undefined");
+  GLASS_CHECK(base.numel() <= kMaxElements && storage_elements(base) <= kMaxElements,
+              "stride lab: '", name, "' has ", base.numel(), " elements over a storage of ",
+              storage_elements(base), "; the lab shows tensors of at most ", kMaxElements);
   base_ = base;
   name_ = std::move(name);
   for (Chain& c : chains_) c = {{}, base_};
@@ -42,6 +45,12 @@ void StrideLab::reset(Tensor base, std::string name) {
   hovered_storage = -1;
   lit_cells.clear();
   error.clear();
+  changed();
+}
+
+void StrideLab::changed() {
+  reads_ok_ = {false, false};
+  values_ok_ = false;
 }
 
 void StrideLab::set_active(int view) {
@@ -51,7 +60,7 @@ void StrideLab::set_active(int view) {
 }
 
 void StrideLab::compare(bool on) {
-  if (on && !comparing_) chains_[1] = {{}, base_};
+  if (on && !comparing_) chains_[1] = {{}, base_}, changed();
   comparing_ = on;
   if (!on) active_ = 0;
 }
@@ -69,7 +78,10 @@ std::string StrideLab::expression(int i) const {
 void StrideLab::push(std::vector<ViewStep> steps) {
   Chain& c = chains_[static_cast<size_t>(active_)];
   Tensor v = apply_views(c.view, steps);  // throws before anything changes
+  GLASS_CHECK(v.numel() <= kMaxElements, "stride lab: ", expression(active_), recipe_code(steps),
+              " has ", v.numel(), " elements; the lab shows views of at most ", kMaxElements);
   c.view = std::move(v);
+  changed();
   c.steps.insert(c.steps.end(), steps.begin(), steps.end());
   error.clear();
 }
@@ -88,6 +100,7 @@ void StrideLab::undo() {
   if (c.steps.empty()) return;
   c.steps.pop_back();
   c.view = apply_views(base_, c.steps);
+  changed();
 }
 
 int64_t StrideLab::storage_index(const std::vector<int64_t>& index) const {
@@ -103,7 +116,23 @@ std::string StrideLab::formula(const std::vector<int64_t>& index) const {
 
 int64_t StrideLab::storage_size() const { return base_.defined() ? storage_elements(base_) : 0; }
 
-std::vector<int64_t> StrideLab::reads_per_cell(int i) const { return viz::reads_per_cell(view(i)); }
+const std::vector<int64_t>& StrideLab::reads_per_cell(int i) const {
+  const Tensor& v = view(i);  // checks i
+  if (!reads_ok_[static_cast<size_t>(i)]) {
+    reads_[static_cast<size_t>(i)] = viz::reads_per_cell(v);
+    reads_ok_[static_cast<size_t>(i)] = true;
+  }
+  return reads_[static_cast<size_t>(i)];
+}
+
+const std::vector<double>& StrideLab::storage_values() const {
+  if (!values_ok_) {
+    values_ = base_.defined() ? values_of(base_.as_strided({storage_size()}, {1}, 0))
+                              : std::vector<double>();
+    values_ok_ = true;
+  }
+  return values_;
+}
 
 std::vector<int64_t> StrideLab::shared_cells() const {
   if (!comparing_) return {};
@@ -130,6 +159,7 @@ void StrideLab::write_through(int i) {
     for (Chain& c : chains_) c.view = apply_views(base_, c.steps);
     owns_storage_ = true;
   }
+  changed();  // before the write: a failed write may still have touched the copy
   chains_[static_cast<size_t>(i)].view.mul_(-1);
 }
 

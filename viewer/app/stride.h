@@ -28,8 +28,9 @@ struct CellRect {
 
 class StrideLab {
  public:
-  // Starts over from `base` (any tensor; its storage is what the strip shows): one view,
-  // the base itself, and no second view.
+  // Starts over from `base` (any tensor of at most kMaxElements, over a storage of at most
+  // as many; its storage is what the strip shows): one view, the base itself, and no
+  // second view. A larger tensor is a glass::Error and leaves the lab as it was.
   void reset(Tensor base, std::string name);
   const Tensor& base() const { return base_; }
   const std::string& name() const { return name_; }
@@ -65,9 +66,15 @@ class StrideLab {
   std::string formula(const std::vector<int64_t>& index) const;
   // How many storage cells the views can reach (the strip's length).
   int64_t storage_size() const;
-  // How many logical elements of view i read each storage cell (expand makes it > 1).
-  std::vector<int64_t> reads_per_cell(int i) const;
-  std::vector<int64_t> reads_per_cell() const { return reads_per_cell(active_); }
+  // How many logical elements of view i read each storage cell (expand makes it > 1), and
+  // the storage's values: computed when the views change, not per frame (the panel reads
+  // them every frame).
+  const std::vector<int64_t>& reads_per_cell(int i) const;
+  const std::vector<int64_t>& reads_per_cell() const { return reads_per_cell(active_); }
+  const std::vector<double>& storage_values() const;
+  // The most elements a view in the lab may have: the lab reads every element's address
+  // when a view changes, so a stride-0 view of billions is refused, not allocated.
+  static constexpr int64_t kMaxElements = int64_t{1} << 22;
   // The storage cells both views read while comparing: where A and B alias.
   std::vector<int64_t> shared_cells() const;
   // "" when contiguous() would return the active view itself, else why it copies.
@@ -102,11 +109,16 @@ class StrideLab {
     Tensor view;
   };
   void push(std::vector<ViewStep> steps);
+  void changed();  // drops the caches below
   Tensor base_;
   std::string name_;
   std::array<Chain, 2> chains_;
   int active_ = 0;
   bool comparing_ = false, owns_storage_ = false;
+  mutable std::array<std::vector<int64_t>, 2> reads_;
+  mutable std::array<bool, 2> reads_ok_ = {false, false};
+  mutable std::vector<double> values_;
+  mutable bool values_ok_ = false;
 };
 
 }  // namespace glass::viz::app

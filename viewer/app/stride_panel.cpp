@@ -70,11 +70,9 @@ void op_buttons(StrideLab& s) {
   ImGui::TextDisabled("(code: t(), transpose(0, 1), slice(1, 0, 4, 2), diagonal(), ...)");
 }
 
-}  // namespace
-
-void App::stride_panel() {
-  ImGui::Begin("Stride layout");
-  StrideLab& s = stride;
+// The panel's contents. Anything that throws (an op's bad argument, a view the lab
+// refuses) is caught by the caller and shown, and the window is still ended.
+void draw_stride_lab(StrideLab& s) {
   if (!s.base().defined()) s.reset(arange(12).view({4, 3}), "a");
   if (ImGui::Button("a = arange(12).view({4, 3})")) s.reset(arange(12).view({4, 3}), "a");
   ImGui::SameLine();
@@ -178,7 +176,7 @@ void App::stride_panel() {
   }
   // Draw them: every cell that reads the hovered storage cell is lit, in both views. A
   // cell's value is its storage cell's, read once for all of them.
-  const std::vector<double> stored = values_of(s.base().as_strided({s.storage_size()}, {1}, 0));
+  const std::vector<double>& stored = s.storage_values();
   for (size_t k = 0; k < s.cell_rects.size(); ++k) {
     const CellRect& r = s.cell_rects[k];
     const bool lit = s.hovered_storage >= 0 && cell_storage[k] == s.hovered_storage;
@@ -186,7 +184,11 @@ void App::stride_panel() {
     dl->AddRectFilled(ImVec2(r.x0, r.y0), ImVec2(r.x1, r.y1),
                       lit ? kHot : kViewFill[s.cell_view[k]]);
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", stored[static_cast<size_t>(cell_storage[k])]);
+    const int64_t cell = cell_storage[k];
+    if (cell >= 0 && cell < static_cast<int64_t>(stored.size()))
+      std::snprintf(buf, sizeof buf, "%.3g", stored[static_cast<size_t>(cell)]);
+    else
+      std::snprintf(buf, sizeof buf, "?");
     dl->AddText(ImVec2(r.x0 + 3, r.y0 + 9), IM_COL32(255, 255, 255, 255), buf);
   }
   ImGui::Dummy(ImVec2(x - p.x, height));
@@ -194,8 +196,8 @@ void App::stride_panel() {
   // The storage strip: every cell of the shared storage, tinted by which views read it;
   // a cell one view reads more than once (expand) gets a white frame.
   ImGui::Text("storage (%lld elements)", static_cast<long long>(s.storage_size()));
-  std::vector<int64_t> reads_a = s.reads_per_cell(0),
-                       reads_b = views > 1 ? s.reads_per_cell(1) : std::vector<int64_t>();
+  const std::vector<int64_t>& reads_a = s.reads_per_cell(0);
+  const std::vector<int64_t>& reads_b = s.reads_per_cell(views > 1 ? 1 : 0);
   ImVec2 q = ImGui::GetCursorScreenPos();
   const int64_t shown = std::min<int64_t>(static_cast<int64_t>(reads_a.size()), 64);
   const int64_t per_row =
@@ -220,7 +222,7 @@ void App::stride_panel() {
   }
   ImGui::Dummy(ImVec2(static_cast<float>(per_row) * kStripCell,
                       static_cast<float>((shown + per_row - 1) / per_row) * kStripCell));
-  if (!s.hovered.empty()) {
+  if (s.hovered_view >= 0) {
     const Tensor& v = s.view(s.hovered_view);
     ImGui::Text("%s%s -> storage[%s]", s.expression(s.hovered_view).c_str(),
                 sizes_str(s.hovered).c_str(), address_formula(v, s.hovered).c_str());
@@ -232,6 +234,17 @@ void App::stride_panel() {
       "blue: read by A  orange: read by B  purple: read by both (aliasing)  white frame: read "
       "more than once (stride 0)  grey: not read");
   ImGui::PopStyleColor();
+}
+
+}  // namespace
+
+void App::stride_panel() {
+  ImGui::Begin("Stride layout");
+  try {
+    draw_stride_lab(stride);
+  } catch (const std::exception& e) {
+    stride.error = e.what();
+  }
   ImGui::End();
 }
 

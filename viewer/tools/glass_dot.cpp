@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,8 @@ const char* kUsage =
     "  --name NAME     what to call it in captions (default x)\n"
     "  --view RECIPE   a view of it written as code, e.g. 't()' or 'slice(0, 0, 3, 2)';\n"
     "                  repeat for up to 4 views of the one storage (aliasing shows)\n"
-    "  --highlight I,J an element of the first view: its arrow carries the address formula\n"
+    "  --highlight I,J an element of the first view (negative counts from the end; '' for a\n"
+    "                  0-dim view): its arrow is red and the caption evaluates the formula\n"
     "  --no-arrows     only the highlighted element's arrow\n"
     "  --values        storage cells show their values (indices below) instead of indices\n"
     "  --help          this text\n";
@@ -66,7 +68,8 @@ struct Args {
   bool forward = false, collapse = false, list = false, help = false, grad = true;
   viz::DotOptions dot;
   // Stride pictures.
-  std::string tensor, name = "x", highlight;
+  std::string tensor, name = "x";
+  std::optional<std::string> highlight;
   std::vector<std::string> views;
   viz::StrideDotOptions stride;
 };
@@ -146,27 +149,34 @@ int main(int argc, char** argv) {
     usage_error(a.demo.empty()
                     ? "say what to draw: --demo NAME (--list names them) or --tensor SIZES"
                     : "--demo and --tensor draw different pictures; give one of them");
-  if (a.tensor.empty() && (!a.views.empty() || !a.highlight.empty()))
+  if (a.tensor.empty() && (!a.views.empty() || a.highlight))
     usage_error("--view and --highlight belong to stride pictures: give --tensor SIZES");
   if (a.format.empty())
     a.format = ends_with(a.out, ".svg") ? "svg" : ends_with(a.out, ".png") ? "png" : "dot";
   const viz::Demo* demo = nullptr;
   std::vector<viz::StrideView> views;
+  std::string stride_dot;
   try {
     if (!a.demo.empty()) demo = &viz::find_demo(a.demo);
     if (a.format != "dot") viz::parse_format(a.format);  // checks the name before the work
     if (!a.tensor.empty()) {
-      // Views are checked here, before any drawing: a bad recipe is a usage error.
+      // The whole picture is made here, before any rendering: a bad size, recipe or
+      // highlight, or views too large to draw, is a usage error (exit 2).
       std::vector<int64_t> sizes = viz::parse_sizes(a.tensor);
       int64_t n = 1;
-      for (int64_t s : sizes) n *= s;
+      for (int64_t size : sizes)
+        GLASS_CHECK(!__builtin_mul_overflow(n, size, &n), "--tensor ", a.tensor,
+                    ": more elements than int64 can count");
+      GLASS_CHECK(n <= viz::kMaxStridePictureCells, "--tensor ", a.tensor, " has ", n,
+                  " elements; a stride picture shows at most ", viz::kMaxStridePictureCells);
       glass::Tensor base = glass::arange(n).view(sizes);
       if (a.views.empty()) a.views.push_back("");
       for (const std::string& recipe : a.views) {
         std::vector<viz::ViewStep> steps = viz::parse_view_recipe(recipe);
         views.push_back({a.name + viz::recipe_code(steps), viz::apply_views(base, steps)});
       }
-      if (!a.highlight.empty()) a.stride.highlight = viz::parse_sizes(a.highlight);
+      if (a.highlight) a.stride.highlight = viz::parse_index(*a.highlight);
+      stride_dot = viz::stride_to_dot(views, a.stride);
     }
   } catch (const glass::Error& e) {
     usage_error(e.what());
@@ -181,7 +191,7 @@ int main(int argc, char** argv) {
       if (a.collapse) s = viz::collapse_modules(s);
       dot = viz::to_dot(s, a.dot);
     } else {
-      dot = viz::stride_to_dot(views, a.stride);
+      dot = stride_dot;
     }
     if (a.format == "dot") {
       if (a.out.empty()) {

@@ -148,6 +148,18 @@ TEST(StrideLab, AWriteThroughOneViewIsReadThroughTheOther) {
   EXPECT_EQ(lab.base().strides(), x.strides());
 }
 
+TEST(StrideLab, RefusesViewsTooLargeToShowAndStaysAsItWas) {
+  StrideLab lab;
+  lab.reset(arange(12).view({3, 4}), "x");
+  lab.transpose(0, 1);
+  // A stride-0 view of twelve billion elements over twelve cells: refused, not allocated.
+  EXPECT_THROW(lab.apply("unsqueeze(0).expand({1000000000, 4, 3})"), Error);
+  EXPECT_EQ(lab.expression(), "x.transpose(0, 1)");
+  EXPECT_EQ(lab.reads_per_cell(), std::vector<int64_t>(12, 1));
+  EXPECT_THROW(lab.reset(zeros({5000, 1000}), "big"), Error);
+  EXPECT_EQ(lab.expression(), "x.transpose(0, 1)");
+}
+
 TEST(StridePanel, HoveringACellOfOneViewLightsItsAliasInTheOther) {
   ImGuiHarness h;
   App app;
@@ -194,7 +206,7 @@ TEST(GraphPanel, ClickingANodeSelectsIt) {
 }
 
 TEST(GraphPanel, NodeLabelsFitTheBoxesGraphvizSizedForThem) {
-  // Graphviz measured each label in DejaVu Sans (fontconfig's Helvetica on Debian); drawn
+  // Graphviz measured each label in DejaVu Sans (to_dot's fontname); drawn
   // in the same face, no line needs cutting, at whatever zoom the fit chose.
   ImGuiHarness h;
   if (!h.label_font_loaded) GTEST_SKIP() << kLabelFontFile << " missing (fonts-dejavu-core)";
