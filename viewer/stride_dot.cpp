@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/shape.h"
 #include "viewer/stride_map.h"
+#include "viewer/view_recipe.h"  // join_ints
 
 namespace glass::viz {
 
@@ -47,12 +48,6 @@ std::string html(const std::string& text) {
   return out;
 }
 
-std::string join(const std::vector<int64_t>& v, const char* sep = ", ") {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
-  return s;
-}
-
 std::string number(double v) {
   char buf[32];
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e6)
@@ -63,7 +58,7 @@ std::string number(double v) {
 }
 
 std::string port(const std::vector<int64_t>& index) {
-  return index.empty() ? "e" : "e" + join(index, "_");
+  return index.empty() ? "e" : "e" + join_ints(index, "_");
 }
 
 std::vector<int64_t> sizes_of(const Tensor& t) { return {t.sizes().begin(), t.sizes().end()}; }
@@ -83,16 +78,16 @@ void write_grid(std::ostream& os, int v, const StrideView& view, const Index* hl
   const int64_t span = std::max<int64_t>(blocks, 1);
   os << "<TR><TD COLSPAN=\"" << span << "\"><FONT COLOR=\"" << pal.line << "\"><B>"
      << html(view.name) << "</B></FONT></TD></TR>\n";
-  os << "<TR><TD COLSPAN=\"" << span << "\"><FONT POINT-SIZE=\"10\">sizes [" << join(sizes)
-     << "]  strides [" << join({t.strides().begin(), t.strides().end()}) << "]  offset "
+  os << "<TR><TD COLSPAN=\"" << span << "\"><FONT POINT-SIZE=\"10\">sizes [" << join_ints(sizes)
+     << "]  strides [" << join_ints({t.strides().begin(), t.strides().end()}) << "]  offset "
      << t.storage_offset() << "</FONT></TD></TR>\n<TR>";
   if (blocks == 0) os << "<TD><I>no elements</I></TD>";
   for (int64_t b = 0; b < blocks; ++b) {
     os << "<TD><TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"4\">";
     std::vector<int64_t> at = unravel(b, lead);
     if (!lead.empty())
-      os << "<TR><TD BORDER=\"0\" COLSPAN=\"" << cols << "\"><FONT POINT-SIZE=\"10\">[" << join(at)
-         << ", :, :]</FONT></TD></TR>";
+      os << "<TR><TD BORDER=\"0\" COLSPAN=\"" << cols << "\"><FONT POINT-SIZE=\"10\">["
+         << join_ints(at) << ", :, :]</FONT></TD></TR>";
     for (int64_t i = 0; i < rows; ++i) {
       os << "<TR>";
       for (int64_t j = 0; j < cols; ++j) {
@@ -136,13 +131,13 @@ std::string stride_to_dot(const std::vector<StrideView>& views, const StrideDotO
   if (opt.highlight) {
     Index h = *opt.highlight;
     GLASS_CHECK(static_cast<int64_t>(h.size()) == first.dim(), "stride_to_dot(): highlight [",
-                join(h), "] has ", h.size(), " entries but '", views[0].name, "' has ", first.dim(),
-                " dims");
+                join_ints(h), "] has ", h.size(), " entries but '", views[0].name, "' has ",
+                first.dim(), " dims");
     for (int64_t d = 0; d < first.dim(); ++d) {
       if (h[d] < 0) h[d] += first.size(d);
       GLASS_CHECK(h[d] >= 0 && h[d] < first.size(d), "stride_to_dot(): highlight [",
-                  join(*opt.highlight), "] is out of range for '", views[0].name, "' of sizes [",
-                  join(sizes_of(first)), "]");
+                  join_ints(*opt.highlight), "] is out of range for '", views[0].name,
+                  "' of sizes [", join_ints(sizes_of(first)), "]");
     }
     highlight = std::move(h);
   }
@@ -226,7 +221,7 @@ std::string stride_to_dot(const std::vector<StrideView>& views, const StrideDotO
   os << "  label=<";
   if (hl)
     os << "<FONT COLOR=\"" << kHighlight << "\">red</FONT>: " << html(views[0].name)
-       << (hl->empty() ? "" : "[" + join(*hl, "][") + "]")
+       << (hl->empty() ? "" : "[" + join_ints(*hl, "][") + "]")
        << " lives in storage cell offset + sum(index * stride) = "
        << html(address_formula(first, *hl)) << "<BR ALIGN=\"LEFT\"/>";
   for (size_t v = 0; v < views.size(); ++v)

@@ -17,12 +17,6 @@ namespace glass::viz {
 
 namespace {
 
-std::string join(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s;
-}
-
 class Scanner {
  public:
   explicit Scanner(std::string_view text) : text_(text) {}
@@ -100,7 +94,7 @@ std::string ViewStep::code() const {
   std::string s = "." + op + "(";
   for (size_t i = 0; i < args.size(); ++i) {
     if (i) s += ", ";
-    s += braced[i] ? "{" + join(args[i]) + "}" : std::to_string(args[i][0]);
+    s += braced[i] ? "{" + join_ints(args[i]) + "}" : std::to_string(args[i][0]);
   }
   return s + ")";
 }
@@ -215,6 +209,15 @@ Tensor apply_view(const Tensor& t, const ViewStep& s) {
 Tensor apply_views(Tensor t, const std::vector<ViewStep>& steps) {
   for (const ViewStep& s : steps) t = apply_view(t, s);
   return t;
+}
+
+std::string join_ints(const std::vector<int64_t>& v, std::string_view sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += sep;
+    s += std::to_string(v[i]);
+  }
+  return s;
 }
 
 std::string recipe_code(const std::vector<ViewStep>& steps) {

@@ -45,6 +45,9 @@ Tensor apply_views(Tensor t, const std::vector<ViewStep>& steps);
 // The steps as code: ".t().slice(0, 0, 3, 2)".
 std::string recipe_code(const std::vector<ViewStep>& steps);
 
+// "1, 2, 3" (with `sep` between): how recipes, captions and the app write a list of ints.
+std::string join_ints(const std::vector<int64_t>& v, std::string_view sep = ", ");
+
 // "3,4" or "3x4" -> {3, 4}: a shape on a command line. Every size must be >= 0.
 std::vector<int64_t> parse_sizes(std::string_view text);
 

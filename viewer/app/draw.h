@@ -16,7 +16,8 @@
 #include "core/grad_mode.h"
 #include "core/tensor.h"
 #include "viewer/snapshot.h"
-#include "viewer/stride_map.h"  // values_of
+#include "viewer/stride_map.h"   // values_of
+#include "viewer/view_recipe.h"  // join_ints
 
 namespace glass::viz::app {
 
@@ -63,10 +64,6 @@ inline void heatmap(const char* id, const Tensor& t, float cell = 8) {
   ImGui::Dummy(ImVec2(static_cast<float>(cols) * cell, static_cast<float>(rows) * cell));
 }
 
-inline std::string sizes_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
+inline std::string sizes_str(const std::vector<int64_t>& v) { return "[" + join_ints(v) + "]"; }
 
 }  // namespace glass::viz::app
