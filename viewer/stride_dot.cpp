@@ -174,7 +174,7 @@ std::string stride_to_dot(const std::vector<StrideView>& views, const StrideDotO
   bool any_shared = false, any_repeated = false, any_unread = false;
   os << "  storage [label=<<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" "
         "CELLPADDING=\"4\"><TR>";
-  std::vector<double> stored = values_of(first.as_strided({cells}, {1}, 0));
+  std::vector<double> stored = values_of(storage_view(first));
   for (int64_t k = 0; k < cells; ++k) {
     const std::vector<int>& r = readers[static_cast<size_t>(k)];
     const char* fill = r.empty() ? "#ffffff" : r.size() > 1 ? kSharedFill : kPalette[r[0]].fill;

@@ -15,6 +15,8 @@ int64_t storage_elements(const Tensor& t) {
   return static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
 }
 
+Tensor storage_view(const Tensor& t) { return t.as_strided({storage_elements(t)}, {1}, 0); }
+
 std::vector<int64_t> unravel(int64_t flat, const std::vector<int64_t>& sizes) {
   std::vector<int64_t> index(sizes.size(), 0);
   for (size_t d = sizes.size(); d-- > 0;) {
@@ -50,9 +52,14 @@ std::vector<int64_t> reads_per_cell(const Tensor& view) {
 
 std::vector<int64_t> shared_cells(const Tensor& a, const Tensor& b) {
   if (!a.is_alias_of(b)) return {};
-  std::vector<int64_t> ra = reads_per_cell(a), rb = reads_per_cell(b), both;
-  for (size_t k = 0; k < std::min(ra.size(), rb.size()); ++k)
-    if (ra[k] > 0 && rb[k] > 0) both.push_back(static_cast<int64_t>(k));
+  return shared_cells(reads_per_cell(a), reads_per_cell(b));
+}
+
+std::vector<int64_t> shared_cells(const std::vector<int64_t>& reads_a,
+                                  const std::vector<int64_t>& reads_b) {
+  std::vector<int64_t> both;
+  for (size_t k = 0; k < std::min(reads_a.size(), reads_b.size()); ++k)
+    if (reads_a[k] > 0 && reads_b[k] > 0) both.push_back(static_cast<int64_t>(k));
   return both;
 }
 

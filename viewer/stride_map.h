@@ -19,6 +19,9 @@ namespace glass::viz {
 // How many elements of t's dtype its storage holds: the length of the strip.
 int64_t storage_elements(const Tensor& t);
 
+// The whole storage under t, as a 1-D tensor of its dtype: element k is storage cell k.
+Tensor storage_view(const Tensor& t);
+
 // The storage cell of every element of `view`, in row-major order of its logical index.
 std::vector<int64_t> storage_cells(const Tensor& view);
 
@@ -30,6 +33,9 @@ std::vector<int64_t> reads_per_cell(const Tensor& view);
 // The storage cells that both views read, ascending; empty when they read disjoint cells
 // or different storages. Non-empty means aliasing: a write through one is seen by the other.
 std::vector<int64_t> shared_cells(const Tensor& a, const Tensor& b);
+// The same from two views' reads_per_cell (for callers that keep those).
+std::vector<int64_t> shared_cells(const std::vector<int64_t>& reads_a,
+                                  const std::vector<int64_t>& reads_b);
 
 // The formula with the numbers in: "0 + 1*1 + 2*4 = 9" for index {1, 2} of a view with
 // strides [1, 4] and offset 0. `index` has one entry per dim; a negative entry counts

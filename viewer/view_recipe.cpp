@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/ops/factories.h"
 
 namespace glass::viz {
 
@@ -254,6 +255,17 @@ std::vector<int64_t> parse_ints(std::string_view text, const char* what, const c
 
 std::vector<int64_t> parse_sizes(std::string_view text) {
   return parse_ints(text, "sizes", "3,4 or 3x4", false);
+}
+
+Tensor numbered_tensor(std::string_view text, int64_t max_elements) {
+  std::vector<int64_t> sizes = parse_sizes(text);
+  int64_t n = 1;
+  for (int64_t size : sizes)
+    GLASS_CHECK(!__builtin_mul_overflow(n, size, &n), "sizes '", text,
+                "': more elements than int64 can count");
+  GLASS_CHECK(n <= max_elements, "sizes '", text, "' make ", n, " elements; at most ", max_elements,
+              " can be shown");
+  return arange(n).view(sizes);
 }
 
 std::vector<int64_t> parse_index(std::string_view text) {

@@ -51,6 +51,12 @@ std::string join_ints(const std::vector<int64_t>& v, std::string_view sep = ", "
 // "3,4" or "3x4" -> {3, 4}: a shape on a command line. Every size must be >= 0.
 std::vector<int64_t> parse_sizes(std::string_view text);
 
+// The tensor the stride pictures and the lab start from, given as "3,4": arange(n) viewed
+// as those sizes, so each element's value is its own storage index. More than
+// max_elements (or more than int64 can count) is a glass::Error before anything is
+// allocated.
+Tensor numbered_tensor(std::string_view sizes, int64_t max_elements);
+
 // "1,2" or "-1,0" -> an element's index (negative entries count from the end, checked by
 // whoever uses it); "" -> {} (the one element of a 0-dim tensor).
 std::vector<int64_t> parse_index(std::string_view text);

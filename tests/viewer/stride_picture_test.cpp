@@ -115,6 +115,15 @@ TEST(ViewRecipe, ParsesSizes) {
   EXPECT_EQ(parse_sizes("2x3x4"), (Sizes{2, 3, 4}));
   EXPECT_NE(error_of([] { parse_sizes("3,,4"); }).find("'' is not a size"), std::string::npos);
   EXPECT_NE(error_of([] { parse_sizes("3,-1"); }).find("'-1' is not a size"), std::string::npos);
+  Tensor x = numbered_tensor("3x4", 64);  // lesson 02's x: each value its storage index
+  EXPECT_EQ(storage_cells(x), (Sizes{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(values_of(storage_view(x.t())), values_of(x.reshape({12})));
+  EXPECT_NE(error_of([] { numbered_tensor("100", 64); }).find("make 100 elements; at most 64"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              numbered_tensor("99999999999,99999999999", 64);
+            }).find("more elements than int64 can count"),
+            std::string::npos);
 }
 
 TEST(StrideMap, EveryElementsCellAndWhoReadsIt) {

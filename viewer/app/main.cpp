@@ -18,7 +18,6 @@
 #include <imgui.h>
 
 #include "core/error.h"
-#include "core/ops/factories.h"
 #include "viewer/app/app.h"
 #include "viewer/app/platform.h"
 #include "viewer/demos.h"
@@ -112,13 +111,7 @@ int run(int argc, char** argv) {
     ui.open_demo(demo);
   GLASS_CHECK(views.empty() || !tensor.empty(), "--view needs --tensor SIZES to view");
   if (!tensor.empty()) {
-    std::vector<int64_t> sizes = glass::viz::parse_sizes(tensor);
-    int64_t n = 1;
-    for (int64_t size : sizes)
-      GLASS_CHECK(!__builtin_mul_overflow(n, size, &n) && n <= app::StrideLab::kMaxElements,
-                  "--tensor ", tensor, ": the stride lab shows tensors of at most ",
-                  app::StrideLab::kMaxElements, " elements");
-    ui.stride.reset(glass::arange(n).view(sizes), "x");
+    ui.stride.reset(glass::viz::numbered_tensor(tensor, app::StrideLab::kMaxElements), "x");
     for (size_t v = 0; v < views.size(); ++v) {
       if (v == 1) ui.stride.compare(true), ui.stride.set_active(1);
       ui.stride.apply(views[v]);

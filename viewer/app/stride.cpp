@@ -127,8 +127,7 @@ const std::vector<int64_t>& StrideLab::reads_per_cell(int i) const {
 
 const std::vector<double>& StrideLab::storage_values() const {
   if (!values_ok_) {
-    values_ = base_.defined() ? values_of(base_.as_strided({storage_size()}, {1}, 0))
-                              : std::vector<double>();
+    values_ = base_.defined() ? values_of(storage_view(base_)) : std::vector<double>();
     values_ok_ = true;
   }
   return values_;
@@ -136,7 +135,8 @@ const std::vector<double>& StrideLab::storage_values() const {
 
 std::vector<int64_t> StrideLab::shared_cells() const {
   if (!comparing_) return {};
-  return viz::shared_cells(chains_[0].view, chains_[1].view);
+  return viz::shared_cells(reads_per_cell(0),
+                           reads_per_cell(1));  // cached: the panel asks per frame
 }
 
 std::string StrideLab::contiguous_note() const {
@@ -153,8 +153,7 @@ void StrideLab::write_through(int i) {
   (void)view(i);  // checks i
   if (!owns_storage_) {
     // Copy the whole storage, then rebuild the base and both views over the copy.
-    const int64_t n = storage_elements(base_);
-    Tensor copy = base_.detach().as_strided({n}, {1}, 0).clone();
+    Tensor copy = storage_view(base_.detach()).clone();
     base_ = copy.as_strided(base_.sizes(), base_.strides(), base_.storage_offset());
     for (Chain& c : chains_) c.view = apply_views(base_, c.steps);
     owns_storage_ = true;

@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/ops/factories.h"
 #include "viewer/demos.h"
 #include "viewer/dot.h"
 #include "viewer/graphviz.h"
@@ -162,14 +161,7 @@ int main(int argc, char** argv) {
     if (!a.tensor.empty()) {
       // The whole picture is made here, before any rendering: a bad size, recipe or
       // highlight, or views too large to draw, is a usage error (exit 2).
-      std::vector<int64_t> sizes = viz::parse_sizes(a.tensor);
-      int64_t n = 1;
-      for (int64_t size : sizes)
-        GLASS_CHECK(!__builtin_mul_overflow(n, size, &n), "--tensor ", a.tensor,
-                    ": more elements than int64 can count");
-      GLASS_CHECK(n <= viz::kMaxStridePictureCells, "--tensor ", a.tensor, " has ", n,
-                  " elements; a stride picture shows at most ", viz::kMaxStridePictureCells);
-      glass::Tensor base = glass::arange(n).view(sizes);
+      glass::Tensor base = viz::numbered_tensor(a.tensor, viz::kMaxStridePictureCells);
       if (a.views.empty()) a.views.push_back("");
       for (const std::string& recipe : a.views) {
         std::vector<viz::ViewStep> steps = viz::parse_view_recipe(recipe);
