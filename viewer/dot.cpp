@@ -136,7 +136,8 @@ std::string to_dot(const Snapshot& s, const DotOptions& o) {
   GraphKind direction = o.direction.value_or(s.kind);
   std::ostringstream out;
   out << "digraph " << (s.kind == GraphKind::Forward ? "forward" : "backward") << " {\n"
-      << "  graph [rankdir=TB, nodesep=0.25, ranksep=0.35, fontname=\"DejaVu Sans\", "
+      << "  graph [rankdir=" << (o.rankdir == RankDir::LeftRight ? "LR" : "TB")
+      << ", nodesep=0.25, ranksep=0.35, fontname=\"DejaVu Sans\", "
          "fontsize=10];\n"
       << "  node [shape=box, style=\"rounded,filled\", fontname=\"DejaVu Sans\", fontsize=10, "
          "height=0.3, margin=\"0.08,0.04\"];\n"

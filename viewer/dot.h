@@ -16,12 +16,18 @@
 // node that received no gradient (a value the root does not depend on) stays black.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "viewer/snapshot.h"
 
 namespace glass::viz {
+
+// Which way ranks run: TopDown puts inputs above the ops that read them and the root at
+// the bottom (torchviz's picture, every figure's); LeftRight puts the root at the right,
+// for a panel wider than it is tall. Only the layout changes, not the labels.
+enum class RankDir : uint8_t { TopDown, LeftRight };
 
 struct DotOptions {
   bool show_shapes = true;        // each node's output, "[64, 512] float32"
@@ -33,6 +39,7 @@ struct DotOptions {
   // (op -> input). Unset: the snapshot's own kind. Only the arrowheads change; the
   // layout is the same either way.
   std::optional<GraphKind> direction = std::nullopt;
+  RankDir rankdir = RankDir::TopDown;
 };
 
 std::string to_dot(const Snapshot& s, const DotOptions& options = {});

@@ -3,17 +3,25 @@
 // Every call's result is checked and its errno goes into the message, because "No space
 // left on device" tells the user what to do and "write failed" does not. Reads and writes
 // loop: POSIX may move fewer bytes than asked (signals, Linux's ~2 GiB cap per call).
+// Removing a dead writer's temporary file asks three questions of its name and inode
+// (file_io.h): this host? no such process? untouched for kStaleTempAge? A file that fails
+// any of them stays: a stray file costs disk space, a wrongly removed one a live save.
 #include "nn/serialize/file_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -49,7 +57,63 @@ mode_t process_umask() {
   return mask;
 }
 
+// ASCII letters and digits, whatever the locale says.
+bool is_alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// This host's name as temporary names carry it: letters, digits and '-' kept, anything
+// else (a domain name's dots above all) as '_', so that '.' only separates the name's
+// fields; at most 64 characters.
+std::string host_tag() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown-host";
+  std::string tag;
+  for (const char* c = name; *c != '\0' && tag.size() < 64; ++c)
+    tag += is_alnum(*c) || *c == '-' ? *c : '_';
+  return tag;
+}
+
+// The writer's pid when `name` is "<prefix><pid>.XXXXXX" (mkstemp's six letters and
+// digits), else nothing: another target's file, an older pattern, anything else.
+std::optional<pid_t> writer_pid(std::string_view name, std::string_view prefix) {
+  if (!name.starts_with(prefix)) return std::nullopt;
+  name.remove_prefix(prefix.size());
+  const size_t dot = name.find('.');
+  if (dot == std::string_view::npos || name.size() - dot - 1 != 6) return std::nullopt;
+  for (const char c : name.substr(dot + 1))
+    if (!is_alnum(c)) return std::nullopt;
+  long long pid = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + dot, pid);
+  if (ec != std::errc() || end != name.data() + dot || pid <= 0 || pid > INT_MAX)
+    return std::nullopt;
+  return static_cast<pid_t>(pid);
+}
+
+// kill(pid, 0) sends nothing; ESRCH means no such process. EPERM means one exists that we
+// may not signal: alive.
+bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
 }  // namespace
+
+std::vector<std::string> remove_stale_temp_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const std::string prefix = target.filename().string() + ".tmp." + host_tag() + ".";
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const auto now = std::chrono::system_clock::now();
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::optional<pid_t> pid = writer_pid(it->path().filename().string(), prefix);
+    if (!pid || process_exists(*pid)) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (now - std::chrono::system_clock::from_time_t(st.st_mtime) < kStaleTempAge) continue;
+    if (::unlink(it->path().c_str()) == 0) removed.push_back(it->path().string());
+  }
+  return removed;
+}
 
 // ---- ReadOnlyFile -----------------------------------------------------------------------
 
@@ -102,7 +166,8 @@ void ReadOnlyFile::read_exact(uint64_t offset, void* dst, uint64_t n,
 
 AtomicFileWriter::AtomicFileWriter(std::string path, std::string context)
     : path_(std::move(path)), context_(std::move(context)) {
-  std::string pattern = path_ + ".tmp.XXXXXX";
+  remove_stale_temp_files(path_);  // first: a full disk may need the space they hold
+  std::string pattern = path_ + ".tmp." + host_tag() + "." + std::to_string(::getpid()) + ".XXXXXX";
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   fd_ = ::mkostemp(name.data(), O_CLOEXEC);

@@ -11,15 +11,24 @@
 // is atomic), fsyncs it, renames it over the target and fsyncs the directory so that the
 // rename itself survives a power cut. Until commit() succeeds the target is untouched;
 // if anything fails, or the writer is destroyed uncommitted, the temporary file is
-// removed. (A process killed outright leaves its "<path>.tmp.XXXXXX" behind, harmless,
-// next to the intact old file.)
+// removed.
+//
+// A process killed outright cannot remove anything: it leaves its temporary file, named
+// "<path>.tmp.<host>.<pid>.XXXXXX", next to the intact old file. The next writer to the
+// same path removes such leftovers (remove_stale_temp_files), but only where the writer is
+// certainly gone: a file of exactly that pattern, from this host, whose process no longer
+// exists, and untouched for kStaleTempAge — a live writer touches its file with every
+// write, and the age also covers a pid that another pid namespace (a container sharing
+// the directory and the host name) would see differently.
 //
 // Every message starts with the caller's `context`, e.g. "save(model.safetensors)".
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace glass::serialize {
 
@@ -41,9 +50,19 @@ class ReadOnlyFile {
   std::string context_;
 };
 
+// How long a dead writer's temporary file must have been left untouched before it is
+// removed. Generous: a slow disk's final fsync can hold a live file still for minutes.
+inline constexpr std::chrono::minutes kStaleTempAge{15};
+
+// Removes the temporary files that writers to `path` on this host left when they died (see
+// above); never another target's, another host's, a live process's, or a recent one.
+// Best effort: what cannot be removed stays. Returns the paths it removed.
+std::vector<std::string> remove_stale_temp_files(const std::string& path);
+
 class AtomicFileWriter {
  public:
-  // Creates "<path>.tmp.XXXXXX" in the target's directory.
+  // Removes stale temporary files of `path` (remove_stale_temp_files), then creates
+  // "<path>.tmp.<host>.<pid>.XXXXXX" in the target's directory.
   AtomicFileWriter(std::string path, std::string context);
   // Uncommitted: closes and removes the temporary file; the target is as it was.
   ~AtomicFileWriter();

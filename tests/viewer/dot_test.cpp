@@ -105,6 +105,11 @@ TEST(Dot, OneStatementPerNodeAndEdge) {
   // Each edge statement is written input -> op.
   for (const GraphEdge& e : s.edges) EXPECT_EQ(edge_lines(dot, e.from, e.to).size(), 1u);
   EXPECT_EQ(to_dot(s), dot);  // deterministic
+  // Ranks run top-down unless asked; left-right changes that one attribute only.
+  EXPECT_EQ(lines_matching(dot, "  graph [rankdir=TB, *").size(), 1u);
+  std::string lr = to_dot(s, {.rankdir = RankDir::LeftRight});
+  EXPECT_EQ(lines_matching(lr, "  graph [rankdir=LR, *").size(), 1u);
+  EXPECT_EQ(lr.size(), dot.size());
 }
 
 TEST(Dot, LabelsNamesShapesAndSavedTensors) {

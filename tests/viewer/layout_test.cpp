@@ -78,6 +78,25 @@ TEST(Layout, BackwardGraphRanksInputsAboveAndEdgesTouchTheirBoxes) {
   EXPECT_DOUBLE_EQ(l.node(0)->center.y, lowest);
 }
 
+TEST(Layout, LeftToRightRanksInputsLeftOfTheOpsThatReadThem) {
+  // The app lays a graph out this way for a panel wider than the graph is tall.
+  Snapshot s = capture(find_demo("tanh_mlp"));
+  Layout l = layout(to_dot(s, {.rankdir = RankDir::LeftRight}));
+  Layout tb = layout(to_dot(s));
+  ASSERT_EQ(l.nodes.size(), s.nodes.size());
+  ASSERT_EQ(l.edges.size(), s.edges.size());
+  for (const EdgePath& e : l.edges)
+    EXPECT_LT(l.node(e.from)->center.x, l.node(e.to)->center.x) << e.tail << " -> " << e.head;
+  double rightmost = 0;
+  for (const NodeBox& n : l.nodes) rightmost = std::max(rightmost, n.center.x);
+  EXPECT_DOUBLE_EQ(l.node(0)->center.x, rightmost);     // the root
+  EXPECT_GT(l.width / l.height, tb.width / tb.height);  // a chain turned on its side
+  for (const NodeBox& n : l.nodes) {                    // the same boxes: labels do not turn
+    EXPECT_DOUBLE_EQ(n.width, tb.node(n.id)->width);
+    EXPECT_DOUBLE_EQ(n.height, tb.node(n.id)->height);
+  }
+}
+
 TEST(Layout, EveryDemoLaysOutCleanly) {
   for (const Demo& d : demos()) {
     SCOPED_TRACE(d.name);

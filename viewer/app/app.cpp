@@ -71,9 +71,11 @@ void App::open_demo(const std::string& name) {
   std::vector<std::pair<std::string, Tensor>> params;
   if (run.module) params = run.module->named_parameters();
   tensors.insert(tensors.end(), params.begin(), params.end());
+  tensors.emplace_back(run.root_name, root);  // the inspector's first tensor (select_root)
   SnapshotOptions opts{.module = run.module.get(), .names = run.names};
   opts.names.emplace_back(run.root_name, root);
   set_graph(snapshot_with_gradients(root, opts));
+  select_root();
   if (params.empty())
     for (const auto& [n, t] : run.names)
       if (t.requires_grad()) params.emplace_back(n, t);
@@ -92,6 +94,7 @@ void App::open_training(const TrainerOptions& options) {
   current_demo.clear();
   title = "glass-viewer: training the Fashion-MNIST MLP (lesson 06)";
   training_step();
+  select_root();  // kept across steps: every step's graph has the same structure
   stride.reset(arange(12).view({4, 3}), "a");
 }
 
@@ -99,6 +102,7 @@ void App::training_step() {
   StepResult r = trainer->step();
   if (trainer->steps() % 20 == 1) trainer->evaluate();
   tensors = trainer->parameters();
+  tensors.emplace_back("loss", r.loss_tensor);
   set_graph(std::move(r.graph));
   set_grad_norms(parameter_grad_norms(trainer->parameters()));
 }
@@ -116,6 +120,12 @@ void App::set_grad_norms(std::vector<ParamNorm> norms) {
   grad_history.push_back(std::move(row));
   if (grad_history.size() > 500) grad_history.erase(grad_history.begin());
   grad_norms = std::move(norms);
+}
+
+void App::select_root() {
+  graph.selected = -1;
+  for (const GraphNode& n : graph.drawn.nodes)
+    if (n.is_root) graph.selected = n.id;
 }
 
 const GraphNode* App::selected_node() const {
@@ -163,7 +173,10 @@ void App::inspector_panel() {
     ImGui::BulletText("saved %s%s", to_string(s.meta).c_str(),
                       s.version_check_fails() ? "  (modified in place!)" : "");
   if (t.defined()) {
-    heatmap("values", t);
+    if (t.numel() == 1)  // a loss: its value, which a heatmap of one cell would not say
+      ImGui::Text("value   %.6g", values_of(t).front());
+    else
+      heatmap("values", t);
     if (t.grad().defined()) heatmap("gradient", t.grad());
     if (ImGui::Button("open in stride lab")) {
       try {

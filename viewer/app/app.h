@@ -6,9 +6,10 @@
 // the mouse, the storage index of the hovered cell, the norms the gradient panel drew —
 // so a test reads what was drawn, not pixels.
 //
-// Invariants: graph.layout was computed from the current snapshot's structure
-// (graph.layout_key == structure_key(snapshot)); it is recomputed only when that key
-// changes, never per frame. stride.view always shares stride.base's storage.
+// Invariants: graph.top_down and graph.left_right were laid out from the drawn snapshot's
+// structure (graph.layout_key == structure_key(graph.drawn)) and are recomputed only when
+// that key changes, never per frame; graph.layout is a copy of one of them. stride.view
+// always shares stride.base's storage.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "core/tensor.h"
 #include "viewer/app/stride.h"
 #include "viewer/app/training.h"
+#include "viewer/dot.h"
 #include "viewer/layout.h"
 #include "viewer/snapshot.h"
 
@@ -38,19 +40,39 @@ struct Rect {
 // edges, but not gradient values (those only recolour).
 std::string structure_key(const Snapshot& s);
 
-// The graph panel's state.
+// Label sizes, in pixels. to_dot's labels are 10-point text and one point is one pixel at
+// zoom 1, so a label is drawn kLabelPoints * zoom pixels high. A fit never zooms out below
+// GraphView::legible_px() (the graph scrolls instead): kDefaultLabelPx is ImGui's own text
+// size (its built-in font is 13 px), so labels read like the rest of the UI.
+inline constexpr float kLabelPoints = 10;
+inline constexpr float kDefaultLabelPx = 13;
+inline constexpr float kMinLabelPx = 6, kMaxLabelPx = 40;  // the setting's range
+
+// The graph panel's state. See Note [The first screen] in graph_panel.cpp.
 struct GraphView {
   Snapshot snapshot;
   bool collapse = true;  // one box per module (collapse_modules)
-  Layout layout;
-  std::string layout_key;    // structure_key of what `layout` was made from
+  // Both directions are laid out once per structure; a fit draws the one that lets the
+  // whole graph be largest in the panel, unless the user picked one (auto_direction off).
+  Layout top_down, left_right;
+  Layout layout;  // the one drawn: a copy of top_down or left_right
+  RankDir direction = RankDir::TopDown;
+  bool auto_direction = true;
+  std::string layout_key;    // structure_key of what the layouts were made from
   int layouts_computed = 0;  // how many times layout() ran: the cache's witness in tests
+  // The label size setting (Ctrl + / Ctrl - / Ctrl 0) and the monitor's content scale
+  // (glfwGetWindowContentScale: 2 on a 200% display); their product is the legible floor.
+  float label_px = kDefaultLabelPx;
+  float content_scale = 1;
+  float legible_px() const { return label_px * content_scale; }
   float zoom = 1, pan_x = 0, pan_y = 0;
   bool fit_pending = true;  // zoom to fit on the next frame (after a new layout)
   int selected = -1;        // a node id of the drawn (possibly collapsed) snapshot
   std::vector<std::pair<int, Rect>> node_rects;  // last frame: node id -> its box on screen
-  Snapshot drawn;            // the snapshot the boxes belong to (collapsed or not)
-  int labels_shortened = 0;  // last frame: label lines cut with "..." to fit their box
+  Snapshot drawn;               // the snapshot the boxes belong to (collapsed or not)
+  int labels_shortened = 0;     // last frame: label lines cut with "..." to fit their box
+  float smallest_label_px = 0;  // last frame: the smallest label drawn, in pixels (0: none)
+  Rect canvas;                  // last frame: the area the graph is drawn in, on screen
 };
 
 // Gradient thresholds: a norm below vanishing or above exploding is highlighted.
@@ -89,12 +111,18 @@ struct App {
   // The demos in lesson order (01 first): the tour panel's entries.
   static std::vector<std::string> tour();
 
-  // Opens a demo by name (viewer/demos.h); a glass::Error lists the valid names.
+  // The demo glass-viewer opens without --demo: lesson 06's MLP.
+  static constexpr const char* kDefaultDemo = "mlp";
+
+  // Opens a demo by name (viewer/demos.h); a glass::Error lists the valid names. The
+  // root (the loss) starts selected, so the inspector shows a tensor from the first frame.
   void open_demo(const std::string& name);
   // Starts the Fashion-MNIST MLP training (lesson 06) live in the app.
   void open_training(const TrainerOptions& options = {});
   // Sets the graph and what the inspector and gradient panels show.
   void set_graph(Snapshot s);
+  // Selects the drawn graph's root (the node the snapshot was taken from), if it has one.
+  void select_root();
   void set_grad_norms(std::vector<ParamNorm> norms);
 
   // Runs one training step when playing, then draws every panel. Call between

@@ -26,7 +26,8 @@
 namespace {
 
 constexpr const char* kUsage = R"(usage: glass-viewer [options]
-  --demo NAME         open a demo's graph (glass-dot --list names them; default mlp)
+  --demo NAME         open a demo's graph (glass-dot --list names them; default mlp,
+                      lesson 06's MLP, with its loss selected)
   --train             train lesson 06's Fashion-MNIST MLP live, one step per frame (pause, step, play)
   --screenshot FILE   render --frames frames, write the last one as a PNG, and exit
   --frames N          frames to render before the screenshot (default 3)
@@ -40,6 +41,8 @@ constexpr const char* kUsage = R"(usage: glass-viewer [options]
                       only with --screenshot: there is no window to show)
   --list              list the demos
   --help              this text
+In the graph: drag or wheel to scroll (Shift+wheel: sideways), Ctrl+wheel to zoom,
+Ctrl + / Ctrl - for larger or smaller labels (Ctrl 0: the default), click to select.
 )";
 
 int to_int(const std::string& flag, const std::string& s) {
@@ -52,7 +55,7 @@ int to_int(const std::string& flag, const std::string& s) {
 
 int run(int argc, char** argv) {
   namespace app = glass::viz::app;
-  std::string demo = "mlp", screenshot;
+  std::string demo = app::App::kDefaultDemo, screenshot;
   bool train = false, graph_only = false, stride_only = false;
   std::string tensor;
   std::vector<std::string> views;
@@ -124,6 +127,10 @@ int run(int argc, char** argv) {
   app::Window w(window);
   for (int frame = 0;; ++frame) {
     if (w.should_close()) break;
+    if (const float scale = w.content_scale(); scale != ui.graph.content_scale) {
+      ui.graph.content_scale = scale;  // labels at least 13 px × scale: fit again
+      ui.graph.fit_pending = true;
+    }
     w.begin_frame();
     ui.frame();
     w.end_frame();

@@ -111,6 +111,13 @@ Window::~Window() {
 
 bool Window::should_close() const { return impl_->window && glfwWindowShouldClose(impl_->window); }
 
+float Window::content_scale() const {
+  if (!impl_->window) return 1;
+  float x = 1, y = 1;
+  glfwGetWindowContentScale(impl_->window, &x, &y);
+  return y > 0 ? y : 1;
+}
+
 void Window::begin_frame() {
   Impl& w = *impl_;
   if (w.window) {

@@ -38,6 +38,8 @@ class Window {
   void present();      // GLFW: swap buffers; EGL: glFinish
   // RGBA8 of the frame just rendered (call between end_frame and present), top row first.
   std::vector<uint8_t> read_pixels() const;
+  // The monitor's content scale (GLFW: 2 on a 200% display; EGL: 1): node labels scale by it.
+  float content_scale() const;
   int width() const { return width_; }
   int height() const { return height_; }
 

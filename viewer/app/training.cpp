@@ -75,11 +75,13 @@ StepResult Trainer::step() {
   Tensor loss = nn::functional::cross_entropy(logits, labels);
   StepResult r;
   r.loss = loss.item<double>();
+  r.loss_tensor = loss.detach();
   {
     NoGradGuard no_grad;
     r.batch_accuracy = accuracy(logits, labels);
   }
-  r.graph = snapshot_with_gradients(loss, {.module = s.model.get(), .names = {{"images", images}}});
+  r.graph = snapshot_with_gradients(
+      loss, {.module = s.model.get(), .names = {{"images", images}, {"loss", loss}}});
   s.optimizer->step();
   ++steps_;
   losses_.push_back(r.loss);

@@ -29,6 +29,7 @@ struct TrainerOptions {
 
 struct StepResult {
   double loss = 0;
+  Tensor loss_tensor;  // the same loss, detached (0-dim): what the inspector shows
   double batch_accuracy = 0;
   Snapshot graph;  // the step's backward graph, with gradient statistics
 };

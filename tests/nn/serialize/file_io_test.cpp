@@ -3,13 +3,20 @@
 // What atomicity promises, checked step by step: until commit() the target holds its old
 // bytes (a crash at any point before the rename leaves it intact); an abandoned or failed
 // write removes its temporary file; a real write error (the file-size limit standing in
-// for a full disk — permission tricks do not work for root) is reported and cleaned up.
+// for a full disk — permission tricks do not work for root) is reported and cleaned up;
+// the temporary file of a writer killed mid-save is removed by the next save, and only
+// that one: never a live writer's, a recent one's, another host's or another target's.
 #include "nn/serialize/file_io.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -114,6 +121,114 @@ TEST(AtomicFileWriter, AWriteErrorKeepsTheOldCheckpoint) {
   }
   EXPECT_EQ(read_bytes(path), before);
   EXPECT_EQ(dir.names(), (std::vector<std::string>{"model.safetensors"}));
+}
+
+// A save interrupted halfway, in a child process: it opens an AtomicFileWriter on `path`,
+// writes part of a file, sends its temporary file's name through a pipe and waits to be
+// killed (the child touches nothing of glass but the writer, so forking is safe).
+class ChildWriter {
+ public:
+  explicit ChildWriter(const std::string& path) {
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(fds[0]);
+      try {
+        AtomicFileWriter out(path, "save(child)");
+        out.write("half a checkpoint", 17);
+        const std::string& t = out.temp_path();
+        if (::write(fds[1], t.data(), t.size()) != static_cast<ssize_t>(t.size())) ::_exit(1);
+        ::close(fds[1]);
+        for (;;) ::pause();  // mid-save until SIGKILL
+      } catch (...) {
+        ::_exit(1);
+      }
+    }
+    ::close(fds[1]);
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;)
+      temp_.append(buffer, static_cast<size_t>(n));
+    ::close(fds[0]);
+  }
+  ~ChildWriter() { kill(); }
+  ChildWriter(const ChildWriter&) = delete;
+  ChildWriter& operator=(const ChildWriter&) = delete;
+
+  // kill -9, then reap it: from here on no process has its pid (until one is reused).
+  void kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  pid_t pid() const { return pid_; }
+  const std::string& temp() const { return temp_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string temp_;
+};
+
+// Sets a file's modification time to `age` ago.
+void make_old(const std::string& path, std::chrono::seconds age) {
+  timespec times[2];
+  ::clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= static_cast<time_t>(age.count());
+  times[1] = times[0];
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
+TEST(AtomicFileWriter, TheNextSaveRemovesWhatAKilledWriterLeftAndNothingElse) {
+  ScratchDir dir("file_io");
+  const std::string path = dir.path("model.safetensors");
+  save({{"w", ones({4})}}, path);
+  const auto old = std::chrono::duration_cast<std::chrono::seconds>(serialize::kStaleTempAge) +
+                   std::chrono::seconds(60);
+
+  ChildWriter killed(path), live(path);
+  ASSERT_GT(killed.pid(), 0);
+  ASSERT_FALSE(killed.temp().empty());
+  ASSERT_FALSE(live.temp().empty());
+  // "<path>.tmp.<host>.<pid>.XXXXXX": the name says which host and process wrote it.
+  const std::string pid = std::to_string(killed.pid());
+  const std::string suffix = "." + pid + "." + killed.temp().substr(killed.temp().size() - 6);
+  ASSERT_TRUE(killed.temp().ends_with(suffix)) << killed.temp();
+  const std::string host_prefix = killed.temp().substr(0, killed.temp().size() - suffix.size());
+  ASSERT_TRUE(host_prefix.starts_with(path + ".tmp.")) << killed.temp();
+  const std::string host = host_prefix.substr(path.size() + 5);
+  EXPECT_EQ(host.find('.'), std::string::npos) << host;
+
+  killed.kill();
+  ASSERT_NE(::kill(std::stoi(pid), 0), 0) << "pid " << pid << " was reused already";
+  EXPECT_EQ(read_bytes(killed.temp()), "half a checkpoint");  // nothing removed it
+  make_old(killed.temp(), old);
+  make_old(live.temp(), old);  // stalled for as long, but its process is alive
+  // Names that look alike and must stay: the dead writer's pid but written just now;
+  // another host's; another target's; the old pattern; not mkstemp's six characters.
+  const std::vector<std::string> keep = {
+      host_prefix + "." + pid + ".Recent",
+      path + ".tmp.elsewhere." + pid + ".Abc123",
+      dir.path("other.safetensors") + ".tmp." + host + "." + pid + ".Abc123",
+      path + ".tmp.Abc123",
+      host_prefix + "." + pid + ".Abc1234",
+  };
+  for (const std::string& f : keep) {
+    write_bytes(f, "not mine to remove");
+    if (f != keep[0]) make_old(f, old);
+  }
+
+  save({{"w", ones({8})}}, path);
+  EXPECT_FALSE(std::filesystem::exists(killed.temp()));
+  EXPECT_TRUE(std::filesystem::exists(live.temp()));
+  for (const std::string& f : keep) EXPECT_TRUE(std::filesystem::exists(f)) << f;
+  EXPECT_EQ(dir.names().size(), 1 + 1 + keep.size());  // the checkpoint, live's, the look-alikes
+  EXPECT_EQ(load(path).front().second.numel(), 8);
+
+  // Once the live writer is killed too, the next save removes its file as well.
+  live.kill();
+  EXPECT_EQ(serialize::remove_stale_temp_files(path), std::vector<std::string>{live.temp()});
+  EXPECT_EQ(dir.names().size(), 1 + keep.size());
 }
 
 TEST(ReadOnlyFile, ReadsExactRangesAndRefusesOthers) {

@@ -44,6 +44,28 @@ struct ImGuiHarness {
     app.frame();
     ImGui::Render();
   }
+  // One frame of other input: the mouse at (x, y), a wheel turn, Ctrl or Shift held, one
+  // key down (ImGui 1.86: a backend key code; GLFW's for '=' is '='), all let go after.
+  struct Input {
+    float x = -1, y = -1, wheel = 0;
+    bool ctrl = false, shift = false;
+    int key = -1;
+  };
+  void input(App& app, const Input& in) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = ImVec2(in.x, in.y);
+    io.MouseWheel = in.wheel;
+    io.KeyCtrl = in.ctrl;
+    io.KeyShift = in.shift;
+    if (in.key >= 0) io.KeysDown[in.key] = true;
+    ImGui::NewFrame();
+    app.frame();
+    ImGui::Render();
+    io.MouseWheel = 0;
+    io.KeyCtrl = io.KeyShift = false;
+    if (in.key >= 0) io.KeysDown[in.key] = false;
+    frame(app);  // with the key up, so that the next press is a new one
+  }
   void stride_only(App& app, float x = -1, float y = -1) {
     ImGuiIO& io = ImGui::GetIO();
     io.MousePos = ImVec2(x, y);
@@ -199,9 +221,11 @@ TEST(GraphPanel, ClickingANodeSelectsIt) {
   EXPECT_EQ(app.graph.selected, id);
   ASSERT_NE(app.selected_node(), nullptr);
   EXPECT_EQ(app.selected_node()->id, id);
-  // Clicking empty canvas clears it.
-  h.frame(app, 12, 525, true);  // the graph window's bottom-left corner
-  h.frame(app, 12, 525, false);
+  // Clicking empty canvas clears it: its bottom-left corner, which no box covers.
+  const float x = app.graph.canvas.x0 + 3, y = app.graph.canvas.y1 - 3;
+  for (const auto& [node, r] : app.graph.node_rects) ASSERT_FALSE(r.contains(x, y)) << node;
+  h.frame(app, x, y, true);
+  h.frame(app, x, y, false);
   EXPECT_EQ(app.graph.selected, -1);
 }
 
@@ -320,6 +344,131 @@ TEST(TrainingPanel, PlayingStepsOncePerFrameAndKeepsTheLayout) {
   app.playing = false;
   h.frame(app);
   EXPECT_EQ(app.trainer->steps(), 4);  // paused
+  // The loss stayed selected through the steps, with its value for the inspector.
+  ASSERT_NE(app.selected_node(), nullptr);
+  EXPECT_TRUE(app.selected_node()->is_root);
+  EXPECT_EQ(app.tensor_for(*app.selected_node()).item<double>(), app.trainer->losses().back());
+}
+
+// The first screen, read from the layout and the zoom rather than from pixels (Note [The
+// first screen], graph_panel.cpp): a label's pixel height is kLabelPoints × zoom.
+
+// The drawn box of node `id` on the last frame.
+Rect box_of(const App& app, int id) {
+  for (const auto& [node, r] : app.graph.node_rects)
+    if (node == id) return r;
+  ADD_FAILURE() << "node " << id << " was not drawn";
+  return {};
+}
+
+TEST(FirstScreen, TheDefaultViewHasLegibleLabelsAndTheLossSelected) {
+  ImGuiHarness h;  // 1400x900: glass-viewer's default window
+  App app;
+  app.open_demo(App::kDefaultDemo);  // lesson 06's MLP, 11 nodes collapsed
+  h.frame(app);
+  h.frame(app);
+  const GraphView& g = app.graph;
+  // Every label at least ImGui's own text size (13 px); a whole-graph fit drew them at
+  // 10 pt × 78% = 7.8 px.
+  EXPECT_GE(g.smallest_label_px, kDefaultLabelPx);
+  EXPECT_FLOAT_EQ(g.smallest_label_px, kLabelPoints * g.zoom);
+  if (h.label_font_loaded) {
+    EXPECT_EQ(g.labels_shortened, 0);
+  }
+  // At that size the chain is taller than the panel: it scrolls rather than shrinks, and
+  // top-down shows more of it than left-right would (a single row 2.3 panels wide).
+  const float canvas_h = g.canvas.y1 - g.canvas.y0, canvas_w = g.canvas.x1 - g.canvas.x0;
+  EXPECT_GT(static_cast<float>(g.layout.height) * g.zoom, canvas_h);
+  EXPECT_EQ(g.direction, RankDir::TopDown);
+  EXPECT_GT(static_cast<float>(g.left_right.width) * g.zoom, 2 * canvas_w);
+  // The loss is selected and on screen, and the inspector has its value to show.
+  const GraphNode* n = app.selected_node();
+  ASSERT_NE(n, nullptr);
+  EXPECT_TRUE(n->is_root);
+  EXPECT_EQ(n->label, "loss");
+  const Rect r = box_of(app, n->id);
+  EXPECT_TRUE(g.canvas.contains(r.x0, r.y0) && g.canvas.contains(r.x1 - 1, r.y1 - 1));
+  Tensor loss = app.tensor_for(*n);
+  ASSERT_TRUE(loss.defined());
+  EXPECT_EQ(loss.numel(), 1);
+  // The graph runs the panel's full height: from above its top edge to its bottom margin.
+  float top = g.canvas.y1, bottom = g.canvas.y0;
+  for (const auto& [id, box] : g.node_rects) {
+    top = std::min(top, box.y0);
+    bottom = std::max(bottom, box.y1);
+  }
+  EXPECT_LT(top, g.canvas.y0);
+  EXPECT_GT(bottom, g.canvas.y1 - 20);
+}
+
+TEST(FirstScreen, TheDirectionFollowsThePanelsShape) {
+  ImGuiHarness h;
+  App app;
+  app.panels = Panels::GraphOnly;  // the graph panel fills the display
+  app.open_demo("tanh_mlp");       // taller than wide top-down, wider than tall left-right
+  ImGui::GetIO().DisplaySize = ImVec2(1400, 400);
+  h.frame(app);
+  EXPECT_EQ(app.graph.direction, RankDir::LeftRight);
+  EXPECT_GE(app.graph.smallest_label_px, kDefaultLabelPx);
+  ImGui::GetIO().DisplaySize = ImVec2(500, 1200);
+  app.graph.fit_pending = true;
+  h.frame(app);
+  EXPECT_EQ(app.graph.direction, RankDir::TopDown);
+  EXPECT_EQ(app.graph.layouts_computed, 1);  // both directions were laid out once
+  // A direction the user picks is kept, whatever the panel's shape.
+  app.graph.auto_direction = false;
+  app.graph.direction = RankDir::LeftRight;
+  app.graph.fit_pending = true;
+  h.frame(app);
+  EXPECT_EQ(app.graph.direction, RankDir::LeftRight);
+  EXPECT_GE(app.graph.smallest_label_px, kDefaultLabelPx);
+}
+
+TEST(FirstScreen, AGraphTooBigScrollsInsteadOfShrinking) {
+  ImGuiHarness h;
+  App app;
+  app.open_demo(App::kDefaultDemo);
+  app.graph.collapse = false;  // all twenty nodes
+  app.set_graph(app.graph.snapshot);
+  h.frame(app);
+  h.frame(app);
+  const float floor = kDefaultLabelPx / kLabelPoints;
+  EXPECT_FLOAT_EQ(app.graph.zoom, floor);
+  const Rect c = app.graph.canvas;
+  const float pan_x = app.graph.pan_x, pan_y = app.graph.pan_y;
+  h.input(app, {.x = c.cx(), .y = c.cy(), .wheel = 1});  // the wheel scrolls up
+  EXPECT_FLOAT_EQ(app.graph.zoom, floor);
+  EXPECT_FLOAT_EQ(app.graph.pan_y, pan_y + 60);
+  h.input(app, {.x = c.cx(), .y = c.cy(), .wheel = 1, .shift = true});  // sideways
+  EXPECT_FLOAT_EQ(app.graph.pan_x, std::min(pan_x + 60, 10.f));
+  h.input(app, {.x = c.cx(), .y = c.cy(), .wheel = -1, .ctrl = true});  // Ctrl: zoom out
+  EXPECT_LT(app.graph.zoom, floor);  // the user may; the fit may not
+}
+
+TEST(FirstScreen, LabelSizeFollowsCtrlPlusMinusAndTheContentScale) {
+  ImGuiHarness h;
+  App app;
+  app.open_demo("tanh_mlp");
+  h.frame(app);
+  h.frame(app);
+  const float fitted = app.graph.smallest_label_px;
+  h.input(app, {.ctrl = true, .key = '='});  // Ctrl + (GLFW_KEY_EQUAL)
+  EXPECT_FLOAT_EQ(app.graph.label_px, kDefaultLabelPx + 1);
+  EXPECT_NEAR(app.graph.smallest_label_px, fitted * (kDefaultLabelPx + 1) / kDefaultLabelPx, 1e-3);
+  h.input(app, {.ctrl = true, .key = '-'});
+  h.input(app, {.ctrl = true, .key = '-'});
+  EXPECT_FLOAT_EQ(app.graph.label_px, kDefaultLabelPx - 1);
+  h.input(app, {.key = '='});  // without Ctrl: nothing
+  EXPECT_FLOAT_EQ(app.graph.label_px, kDefaultLabelPx - 1);
+  h.input(app, {.ctrl = true, .key = '0'});  // the default size, fitted again
+  EXPECT_FLOAT_EQ(app.graph.label_px, kDefaultLabelPx);
+  EXPECT_FLOAT_EQ(app.graph.smallest_label_px, fitted);
+  // A 200% display (GLFW's content scale 2): twice the legible floor, at the default size.
+  app.open_demo(App::kDefaultDemo);
+  app.graph.content_scale = 2;
+  h.frame(app);
+  h.frame(app);
+  EXPECT_GE(app.graph.smallest_label_px, 2 * kDefaultLabelPx);
 }
 
 TEST(App, UnknownDemoListsTheValidOnes) {
