@@ -37,7 +37,7 @@ tensor_list CustomNode::apply(tensor_list&& grads) {
   // Undefined incoming gradients become zeros, so user code can do arithmetic on them.
   for (size_t i = 0; i < grads.size(); ++i)
     if (!grads[i].defined() && i < output_shapes.size())
-      grads[i] = zeros(output_shapes[i], output_dtypes[i]);
+      grads[i] = zeros(output_shapes[i], TensorOptions(output_dtypes[i]).device(output_devices[i]));
   tensor_list out = backward_(&ctx, std::move(grads));
   size_t expected = next_edges().size();
   GLASS_CHECK(out.size() == expected, name_,
@@ -58,6 +58,9 @@ tensor_list CustomNode::apply(tensor_list&& grads) {
                 ": function backward returned "
                 "a gradient of shape ",
                 out[i].sizes(), " for input ", i, " of shape ", IntArrayRef(input_shapes[i]));
+    GLASS_CHECK(out[i].device() == input_devices[i], name_,
+                ": function backward returned a gradient on ", out[i].device(), " for input ", i,
+                ", which is on ", input_devices[i], "; return it on the input's device");
   }
   return out;
 }

@@ -77,9 +77,11 @@ class CustomNode : public Node {
 
   AutogradContext ctx;
   std::vector<DimVector> input_shapes;  // per forward argument (empty for non-tensors)
+  std::vector<Device> input_devices;    // per forward argument (cpu for non-tensors)
   std::vector<bool> is_tensor_input;
   std::vector<DimVector> output_shapes;
   std::vector<ScalarType> output_dtypes;
+  std::vector<Device> output_devices;
 
  private:
   std::string name_;
@@ -103,11 +105,13 @@ struct Function {
         any_requires_grad = any_requires_grad || rg;
         node->add_next_edge(rg ? gradient_edge(arg) : Edge{});
         node->input_shapes.emplace_back(arg.defined() ? arg.sizes() : IntArrayRef());
+        node->input_devices.push_back(arg.defined() ? arg.device() : Device(kCPU));
         node->is_tensor_input.push_back(true);
         ctx.needs_input_grad_.push_back(rg);
       } else {
         node->add_next_edge(Edge{});
         node->input_shapes.emplace_back();
+        node->input_devices.push_back(Device(kCPU));
         node->is_tensor_input.push_back(false);
         ctx.needs_input_grad_.push_back(false);
       }
@@ -135,6 +139,7 @@ struct Function {
       for (size_t i = 0; i < outs.size(); ++i) {
         node->output_shapes.emplace_back(outs[i].sizes());
         node->output_dtypes.push_back(outs[i].dtype());
+        node->output_devices.push_back(outs[i].device());
         if (ctx.non_differentiable_.count(outs[i].unsafeGetTensorImpl()) ||
             !outs[i].is_floating_point())
           continue;

@@ -57,6 +57,9 @@ tensor_list run(const tensor_list& outputs, const tensor_list& grad_outputs, boo
     } else {
       GLASS_CHECK(g.sizes() == out.sizes(), api, "(): mismatch in shape: the gradient has shape ",
                   g.sizes(), " but the output has shape ", out.sizes());
+      GLASS_CHECK(g.device() == out.device(), api, "(): the gradient is on ", g.device(),
+                  " but the output is on ", out.device(),
+                  "; pass a gradient on the output's device (.to(output.device()))");
     }
     roots.push_back(e);
     seeds.push_back(g);

@@ -40,7 +40,8 @@ tensor_list FormulaNode::apply(tensor_list&& grads) {
   for (size_t i = 0; i < out.size() && i < g.size(); ++i) {
     if (!g[i].defined() || !needs(i)) continue;
     Tensor gi = g[i].sizes() == IntArrayRef(shapes[i]) ? g[i] : sum_to(g[i], shapes[i]);
-    out[i] = gi.dtype() == dtypes[i] ? gi : gi.to(dtypes[i]);
+    bool in_place = gi.dtype() == dtypes[i] && gi.device() == devices[i];
+    out[i] = in_place ? gi : gi.to(devices[i], dtypes[i]);
   }
   return out;
 }
@@ -70,10 +71,10 @@ Tensor unary_jvp(const FormulaNode& n, const JvpArgs& a) { return n.formula(a.ta
 
 namespace {
 
-// The forward-mode rule's result, shaped and typed like the output it belongs to.
+// The forward-mode rule's result, shaped, typed and placed like the output it belongs to.
 Tensor fit_tangent(Tensor t, const Tensor& out) {
   if (t.sizes() != out.sizes()) t = t.expand(out.sizes());
-  if (t.dtype() != out.dtype()) t = t.to(out.dtype());
+  if (t.dtype() != out.dtype() || t.device() != out.device()) t = t.to(out.device(), out.dtype());
   return t;
 }
 
@@ -101,6 +102,7 @@ FormulaNode& record(const char* name, TensorList inputs, const Tensor& out,
     node->add_next_edge(reverse ? gradient_edge(t) : Edge{});
     node->shapes.emplace_back(t.defined() ? t.sizes() : IntArrayRef());
     node->dtypes.push_back(t.defined() ? t.dtype() : ScalarType::Undefined);
+    node->devices.push_back(t.defined() ? t.device() : Device(kCPU));
   }
   for (const Save& sv : saved) node->saved.emplace_back(sv.tensor, sv.is_output, reverse);
   if (configure) configure(*node);

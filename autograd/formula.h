@@ -5,8 +5,9 @@
 // edges, shapes and dtypes, what it saves, its backward formula (grad_output -> one
 // gradient per input, written with differentiable ops) and its forward-mode rule (input
 // tangents -> the output's tangent). FormulaNode::apply reduces each gradient to its
-// input's shape (broadcasting in forward is summing in backward, Note [sum_to]) and casts
-// it to the input's dtype, so the formulas stay one line each.
+// input's shape (broadcasting in forward is summing in backward, Note [sum_to]), casts it
+// to the input's dtype and moves it to the input's device (a 0-dim CPU input of a CUDA op
+// gets a CPU gradient), so the formulas stay one line each.
 //
 // record() does the reverse-mode part only when grad mode is on and an input requires
 // grad, and the forward-mode part only when an input carries a tangent (forward_ad.h);
@@ -72,6 +73,7 @@ class FormulaNode : public Node {
   std::vector<SavedVariable> saved;
   std::vector<DimVector> shapes;   // each input's shape
   std::vector<ScalarType> dtypes;  // each input's dtype
+  std::vector<Device> devices;     // each input's device
   std::vector<int64_t> ints;       // dims, sizes, ... the formula needs
   std::vector<Scalar> scalars;     // alpha, bounds, ...
 

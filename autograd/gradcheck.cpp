@@ -124,7 +124,8 @@ GradcheckResult gradgradcheck(const DifferentiableFn& f, const tensor_list& raw_
   // Random but fixed cotangents v, one per output; they are inputs of the checked function.
   manual_seed(0);
   tensor_list vs;
-  for (const Tensor& o : outs) vs.push_back(randn(o.sizes(), kFloat64).to(o.dtype()));
+  // Drawn on the CPU (the same numbers on every device), then moved to the output's.
+  for (const Tensor& o : outs) vs.push_back(randn(o.sizes(), kFloat64).to(o.device(), o.dtype()));
   size_t n = inputs.size();
   DifferentiableFn first_derivative = [&](const tensor_list& xs_and_vs) -> tensor_list {
     tensor_list xs(xs_and_vs.begin(), xs_and_vs.begin() + static_cast<int64_t>(n));

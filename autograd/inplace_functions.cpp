@@ -97,10 +97,11 @@ Tensor& masked_fill_autograd(Tensor& self, const Tensor& mask, const Scalar& val
   return self;
 }
 
-// The old value is overwritten entirely: it gets no gradient, the source gets all of it.
-Tensor& copy_autograd(Tensor& self, const Tensor& src) {
+// The old value is overwritten entirely: it gets no gradient, the source gets all of it
+// (on the source's own device and in its dtype: FormulaNode puts it back there).
+Tensor& copy_autograd(Tensor& self, const Tensor& src, bool non_blocking) {
   Tensor old = prepare_inplace(self, "copy_", false);
-  ops::copy_.redispatch(K, self, src);
+  ops::copy_.redispatch(K, self, src, non_blocking);
   record(
       "CopyBackwards", {old, src}, self, {},
       [](const F&, const Tensor& g) -> tensor_list {

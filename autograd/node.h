@@ -20,6 +20,7 @@
 namespace glass::autograd {
 
 using tensor_list = std::vector<Tensor>;
+using variable_list = tensor_list;  // libtorch has both names for the same type
 class Node;
 
 // What a tensor saved for backward is, without its values (SavedVariable::info()): read by

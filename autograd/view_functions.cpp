@@ -83,8 +83,10 @@ Tensor alias_autograd(const Tensor& x) {
 Tensor clone_autograd(const Tensor& x) {
   return pass_through("CloneBackward0", ops::clone.redispatch(K, x), x);
 }
-Tensor to_copy_autograd(const Tensor& x, ScalarType dtype, Device device) {
-  Tensor y = ops::to_copy.redispatch(K, x, dtype, device);
+// The gradient of a cast or a move between devices is the incoming one, cast back and
+// moved back to x's device by FormulaNode.
+Tensor to_copy_autograd(const Tensor& x, ScalarType dtype, Device device, bool non_blocking) {
+  Tensor y = ops::to_copy.redispatch(K, x, dtype, device, non_blocking);
   return y.is_floating_point() ? pass_through("ToCopyBackward0", y, x) : y;
 }
 
@@ -204,7 +206,7 @@ tensor_list view_backward_by_positions(const F& n, const Tensor& g) {
   IntArrayRef shape = n.shapes[0];
   int64_t numel = 1;
   for (int64_t s : shape) numel *= s;
-  Tensor positions = View(n, arange(numel, TensorOptions(kInt64)).view(shape));
+  Tensor positions = View(n, arange(numel, TensorOptions(kInt64).device(g.device())).view(shape));
   return {scatter_to_positions(g, positions, numel).view(shape)};
 }
 
@@ -265,12 +267,13 @@ tensor_list as_strided_backward(const F& n, const Tensor& g) {
   size_t i = 1;
   Geometry in = geometry_at(n, i), out = geometry_at(n, i);
   int64_t slots = n.ints[0];
-  Tensor slot = arange(slots, TensorOptions(kInt64));
+  TensorOptions index_options = TensorOptions(kInt64).device(g.device());  // beside g
+  Tensor slot = arange(slots, index_options);
   Tensor slot_of_out = slot.as_strided(out.sizes, out.strides, out.offset);
   Tensor slot_of_in = slot.as_strided(in.sizes, in.strides, in.offset);
   Tensor per_slot = scatter_to_positions(g, slot_of_out, slots);
   Tensor gx = per_slot.index({slot_of_in});
-  Tensor reads = scatter_to_positions(ones(in.sizes, TensorOptions(kInt64)), slot_of_in, slots);
+  Tensor reads = scatter_to_positions(ones(in.sizes, index_options), slot_of_in, slots);
   if (reads.amax().item<int64_t>() > 1) gx = gx / reads.index({slot_of_in});
   return {gx};
 }

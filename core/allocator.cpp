@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -177,6 +178,9 @@ CpuCachingAllocator& cpu_allocator() {
   return *a;
 }
 
+// Atomic: cuda/ registers it while other threads may already ask (is_pinned()).
+std::atomic<Allocator*> g_pinned_allocator{nullptr};
+
 std::array<Allocator*, kNumDeviceTypes>& allocators() {
   static std::array<Allocator*, kNumDeviceTypes> table{&cpu_allocator(), nullptr};
   return table;
@@ -188,12 +192,19 @@ Allocator* get_allocator(DeviceType type) {
   Allocator* a = allocators()[static_cast<int>(type)];
   GLASS_CHECK(
       a != nullptr, "no allocator registered for device type ", type,
-      (type == kCUDA ? " (glasstorch was built without CUDA, or no GPU is available)" : ""));
+      (type == kCUDA ? " (glasstorch was built without CUDA, or no GPU is available; "
+                       "GLASS_CUDA=sim or glass::cuda::use_simulator() gives the simulated GPU)"
+                     : ""));
   return a;
 }
 
 void set_allocator(DeviceType type, Allocator* allocator) {
   allocators()[static_cast<int>(type)] = allocator;
+}
+
+Allocator* get_pinned_allocator() { return g_pinned_allocator.load(std::memory_order_acquire); }
+void set_pinned_allocator(Allocator* allocator) {
+  g_pinned_allocator.store(allocator, std::memory_order_release);
 }
 
 MemoryStats cpu_memory_stats() { return cpu_allocator().stats(); }

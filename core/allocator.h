@@ -22,11 +22,27 @@ class Allocator {
   virtual void* allocate(size_t nbytes) = 0;
   virtual void deallocate(void* ptr, size_t nbytes) = 0;
   virtual Device device() const = 0;
+  // Whether the block at ptr is page-locked host memory. Only the pinned-host allocator
+  // ever says yes, and not for every block: where page-locking is refused (a user's
+  // RLIMIT_MEMLOCK), it hands out pageable memory instead.
+  virtual bool is_pinned(const void* ptr) const {
+    (void)ptr;
+    return false;
+  }
 };
 
-// Registered per device type; cuda/ registers its allocator for kCUDA.
+// Registered per device type; cuda/ registers its allocator for kCUDA. get_allocator
+// throws a clear error when the type has none (CUDA without a CUDA runtime).
 Allocator* get_allocator(DeviceType type);
 void set_allocator(DeviceType type, Allocator* allocator);
+
+// Page-locked ("pinned") host memory, which a copy engine can read without the CPU, so
+// host<->device copies from it can be asynchronous. cuda/ registers its caching host
+// allocator here; null until then. Its blocks are host memory: a pinned tensor is a CPU
+// tensor whose Storage came from this allocator and whose block it says is page-locked
+// (Tensor::is_pinned() checks exactly that).
+Allocator* get_pinned_allocator();
+void set_pinned_allocator(Allocator* allocator);
 
 struct MemoryStats {
   int64_t allocated_bytes = 0;       // in live tensors now (requested sizes, rounded)

@@ -22,7 +22,10 @@ void register_device_kernels(DeviceType type, const DeviceKernels* kernels) {
 const DeviceKernels& kernels_for(Device device) {
   const DeviceKernels* k = registry()[static_cast<int>(device.type())];
   GLASS_CHECK(k != nullptr, "no kernels are registered for device ", device,
-              (device.is_cuda() ? ": glasstorch was built without CUDA support" : ""));
+              (device.is_cuda() ? ": glasstorch was built without CUDA support, or no CUDA "
+                                  "runtime is in use (GLASS_CUDA=sim or "
+                                  "glass::cuda::use_simulator() gives the simulated GPU)"
+                                : ""));
   return *k;
 }
 

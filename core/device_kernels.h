@@ -12,6 +12,12 @@
 // the right shape and dtype on this device, and iterator operands already have the
 // computation dtype (iter.common_dtype()) unless the entry says otherwise. A kernel
 // never allocates user-visible tensors and never throws for valid input.
+//
+// CPU scalars (Note [CPU scalars in device iterations], tensor_iterator.h): an input k of
+// a TensorIterator on a device may be a 0-dim CPU tensor — the 2 in x * 2 — for which
+// iter.is_cpu_scalar(k) is true. Its data_ptr(k) is a host address; a device kernel
+// takes iter.scalar_value(k) as a kernel argument instead and never reads data_ptr(k).
+// CPU iterations never have such operands.
 #pragma once
 
 #include <cstdint>
@@ -76,9 +82,12 @@ const char* to_string(ReduceOp op);  // "sum", "prod", "amax", "amin"
 struct DeviceKernels {
   // iter: (out, in). out = in converted to out's dtype (operands keep their dtypes).
   void (*copy)(TensorIterator& iter);
-  // dst and src on different devices (one of them this backend's), same shape. Null
-  // for the CPU backend; cuda/ fills it in for host<->device copies.
-  void (*cross_device_copy)(const Tensor& dst, const Tensor& src);
+  // dst and src on different devices (one of them this backend's), same shape, any
+  // dtypes and strides. non_blocking: the caller allows the copy to be queued and to
+  // return before it completes (honoured only where that is safe, e.g. with pinned host
+  // memory; otherwise the copy behaves as a blocking one). Null for the CPU backend;
+  // cuda/ fills it in for host<->device and device<->device copies.
+  void (*cross_device_copy)(const Tensor& dst, const Tensor& src, bool non_blocking);
   // iter: (out). Every element = value.
   void (*fill)(TensorIterator& iter, const Scalar& value);
   // iter: (out, in). out = op(in).

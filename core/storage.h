@@ -4,6 +4,9 @@
 // are views: (sizes, strides, offset) over a Storage, so two tensors alias exactly when
 // they share a StorageImpl. Storage is a cheap refcounted handle; the bytes are freed
 // (returned to their Allocator, or to a from_blob deleter) when the last handle goes.
+// A Storage's device always has an index for device types that have one: Device(kCUDA)
+// is resolved to the current device when the bytes are allocated (device_guard.h), so
+// Tensor::device() says cuda:0, never an ambiguous "cuda".
 //
 // Note [Version Counter Sharing]
 // The version counter lives here, not on the tensor: an in-place write through any view
@@ -24,7 +27,8 @@
 namespace glass {
 
 struct StorageImpl {
-  StorageImpl(size_t nbytes, Allocator* allocator);
+  // Allocates nbytes from `allocator`; `device` is where they live (resolved, with index).
+  StorageImpl(size_t nbytes, Allocator* allocator, Device device);
   // Wraps memory the caller owns (from_blob); `deleter` (may be empty) runs at release.
   StorageImpl(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter);
   ~StorageImpl();
@@ -43,12 +47,17 @@ class Storage {
  public:
   Storage() = default;
   explicit Storage(std::shared_ptr<StorageImpl> impl) : impl_(std::move(impl)) {}
+  // nbytes from the device type's allocator, with `device` current while they are
+  // allocated. Device(kCUDA) means the current CUDA device; an index beyond the device
+  // count is an error naming both ("cuda:3 does not exist; this machine has 2 CUDA devices").
   static Storage allocate(size_t nbytes, Device device);
 
   bool defined() const { return impl_ != nullptr; }
   void* data() const { return impl_->data; }
   size_t nbytes() const { return impl_->nbytes; }
   Device device() const { return impl_->device; }
+  // The allocator the bytes came from (null for from_blob memory).
+  Allocator* allocator() const { return impl_->allocator; }
   uint32_t version() const { return impl_->version.load(std::memory_order_relaxed); }
   void bump_version() const { impl_->version.fetch_add(1, std::memory_order_relaxed); }
   long use_count() const { return impl_.use_count(); }

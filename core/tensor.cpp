@@ -1,4 +1,5 @@
-// core/tensor.cpp — the Tensor methods that are not ops: item, requires_grad_, names.
+// core/tensor.cpp — the Tensor methods that are not ops: item, requires_grad_, set_data,
+// names.
 #include "core/tensor.h"
 
 #include <sstream>
@@ -10,7 +11,7 @@ Scalar Tensor::item() const {
               " elements cannot be converted to a "
               "Scalar (shape ",
               sizes(), "); item() needs exactly one element");
-  Tensor c = is_cpu() ? *this : to(Device(kCPU));
+  Tensor c = is_cpu() ? *this : cpu();  // the sync point: waits for the device
   return dispatch_dtype(dtype(), "item", [&]<class T>() -> Scalar {
     return Scalar(*static_cast<const T*>(c.data_ptr()));
   });
@@ -23,6 +24,14 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
               to_string(dtype()), " (convert with .to(glass::kFloat) first)");
   checked_impl()->set_requires_grad(requires_grad);
   return *this;
+}
+
+void Tensor::set_data(const Tensor& new_data) const {
+  GLASS_CHECK(new_data.defined(), "set_data(): new_data is an undefined tensor");
+  GLASS_CHECK(!requires_grad() || new_data.is_floating_point(),
+              "set_data(): this tensor requires grad, so its data must stay floating point, got ",
+              to_string(new_data.dtype()));
+  checked_impl()->shallow_copy_from(*new_data.unsafeGetTensorImpl());
 }
 
 std::string Tensor::toString() const {

@@ -19,6 +19,7 @@
 
 #include "core/array_ref.h"
 #include "core/scalar.h"
+#include "core/tensor_accessor.h"
 #include "core/tensor_impl.h"
 #include "core/tensor_options.h"
 
@@ -66,10 +67,18 @@ class Tensor {
   uint32_t _version() const { return checked_impl()->version(); }
   TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
 
-  // Raw pointer to element 0; the typed form checks the dtype.
+  // Raw pointer to element 0; the typed form checks the dtype. On a device, this is a
+  // device address: pass it to a kernel, never dereference it in host code.
   void* data_ptr() const { return checked_impl()->data(); }
   template <class T>
   T* data_ptr() const;
+  // t.accessor<float, 2>()[i][j]: typed host access through the strides, for CPU tensors
+  // only (a device tensor is an error that says to call .cpu() first). Not on temporaries:
+  // the accessor would outlive the tensor it points into.
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() const&;
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() && = delete;
   // The value of a one-element tensor (waits for the device, as in PyTorch).
   template <class T>
   T item() const;
@@ -130,9 +139,28 @@ class Tensor {
   Tensor detach() const;
   Tensor contiguous() const;
   Tensor clone() const;
-  Tensor to(ScalarType dtype, bool copy = false) const;
-  Tensor to(Device device, bool copy = false) const;
-  Tensor to(const TensorOptions& options, bool copy = false) const;
+
+  // ---- devices and conversions (ops/pointwise.h, ops/factories.h) ---------------------
+  // libtorch's overload set. Each returns *this when nothing would change (and copy is
+  // false); otherwise a new tensor. Options that leave the dtype or device unset keep the
+  // tensor's, so t.to(kCUDA) keeps the dtype and t.to(kFloat64) the device; Device(kCUDA)
+  // without an index means the current CUDA device. non_blocking: a copy between pinned
+  // host memory and a device is queued on the stream and the call returns at once (the
+  // caller synchronizes before reading the result on the host); otherwise it is ignored.
+  Tensor to(TensorOptions options = {}, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(ScalarType dtype, bool non_blocking = false, bool copy = false) const;
+  // Same dtype and device as `other`.
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false) const;
+  Tensor cpu() const;   // to(kCPU): waits for the device (a sync point, as in PyTorch)
+  Tensor cuda() const;  // to(kCUDA): the current CUDA device
+  // A copy in page-locked host memory (get_pinned_allocator()), or *this if it already is
+  // one; only for CPU tensors. Copies from it to a device can be non_blocking.
+  Tensor pin_memory() const;
+  bool is_pinned() const;
+  // Points this tensor (every handle to it) at new_data's storage, dtype and geometry,
+  // keeping its identity and autograd state (libtorch's set_data; Module::to uses it).
+  void set_data(const Tensor& new_data) const;
 
   // ---- elementwise (ops/pointwise.h) --------------------------------------------------
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
@@ -210,8 +238,16 @@ class Tensor {
   Tensor where(const Tensor& condition, const Tensor& other) const;  // condition ? *this : other
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  // Closeness and equality (ops/compare.h): |a - b| <= atol + rtol * |b| elementwise.
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                 bool equal_nan = false) const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                bool equal_nan = false) const;
+  bool equal(const Tensor& other) const;  // same shape and the same values
 
-  Tensor& copy_(const Tensor& src);
+  // Copies src (broadcast to this shape, converted to this dtype) into this tensor, from
+  // any device to any device; non_blocking as in to().
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
   Tensor& fill_(const Scalar& value);
   Tensor& zero_();
   Tensor& uniform_(double from = 0, double to = 1);
@@ -344,6 +380,18 @@ T* Tensor::data_ptr() const {
 template <class T>
 T Tensor::item() const {
   return item().to<T>();
+}
+
+template <class T, size_t N>
+TensorAccessor<T, N> Tensor::accessor() const& {
+  static_assert(N > 0, "accessor() is for indexing a tensor; read a 0-dim one with item<T>()");
+  GLASS_CHECK(is_cpu(), "accessor(): the tensor is on ", device(),
+              "; host code cannot read device memory; use .cpu() first");
+  GLASS_CHECK(dim() == static_cast<int64_t>(N), "accessor<",
+              to_string(scalar_type_of<std::remove_const_t<T>>), ", ", N,
+              ">(): expected a tensor with ", N, " dims, got ", dim(), " (shape ", sizes(), ")");
+  T* data = data_ptr<T>();
+  return TensorAccessor<T, N>(data, sizes().data(), strides().data());
 }
 
 }  // namespace glass

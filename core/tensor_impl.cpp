@@ -20,6 +20,13 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides,
   is_contiguous_ = is_contiguous_layout(sizes_, strides_);
 }
 
+void TensorImpl::shallow_copy_from(const TensorImpl& src) {
+  if (&src == this) return;
+  storage_ = src.storage_;
+  dtype_ = src.dtype_;
+  set_sizes_and_strides(src.sizes_, src.strides_, src.storage_offset_);
+}
+
 int64_t TensorImpl::size(int64_t d) const {
   GLASS_CHECK(dim() > 0, "size(): dimension specified as ", d, " but tensor has no dimensions");
   return sizes_[wrap_dim(d, dim(), "size")];

@@ -57,6 +57,10 @@ class TensorImpl {
   // Re-points this impl at new metadata over the same storage (used by in-place view
   // ops such as squeeze_ / transpose_ and by as_strided_). Checks nothing: callers do.
   void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+  // Takes over src's storage, dtype and geometry while keeping this impl's identity, its
+  // autograd state (grad, grad_fn, hooks) and requires_grad: every handle to this tensor
+  // sees the new data (Tensor::set_data; Module::to moves parameters this way).
+  void shallow_copy_from(const TensorImpl& src);
 
   uint32_t version() const { return storage_.version(); }
   void bump_version() const { storage_.bump_version(); }

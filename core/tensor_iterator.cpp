@@ -46,8 +46,8 @@ TensorIterator TensorIteratorConfig::build() {
   it.reduction_ = reduction_;
   it.noutputs_ = static_cast<int>(outputs_.size());
   it.ops_.reserve(outputs_.size() + inputs_.size());
-  for (const Tensor& t : outputs_) it.ops_.push_back({t, Tensor(), nullptr, {}});
-  for (const Tensor& t : inputs_) it.ops_.push_back({t, Tensor(), nullptr, {}});
+  for (const auto* list : {&outputs_, &inputs_})
+    for (const Tensor& t : *list) it.ops_.emplace_back().tensor = t;
   it.compute_shape(*this);
   it.compute_types(*this);
   it.allocate_or_check_outputs(*this);
@@ -58,34 +58,42 @@ TensorIterator TensorIteratorConfig::build() {
               " dims (after merging "
               "contiguous ones) and ",
               kMaxIterDims, " operands; got ", it.ndim(), " and ", it.ntensors());
-  for (auto& op : it.ops_) op.data = static_cast<char*>(op.tensor.data_ptr());
+  for (auto& op : it.ops_) {
+    op.data = static_cast<char*>(op.tensor.data_ptr());
+    if (op.cpu_scalar)  // read on the host once, here; the kernel gets the value
+      op.scalar = dispatch_dtype(op.tensor.dtype(), it.op_, [&]<class T>() -> Scalar {
+        return Scalar(*reinterpret_cast<const T*>(op.data));
+      });
+  }
   return it;
 }
 
 // [SECTION] shape and dtypes ---------------------------------------------------------
 
 void TensorIterator::compute_shape(const TensorIteratorConfig& cfg) {
+  // The device: the one every operand is on, except 0-dim CPU inputs, which may join an
+  // iteration on another device (Note [CPU scalars in device iterations]). Inputs first,
+  // so that an output on the wrong device is the one the error names as such.
   bool have_device = false;
-  for (const Operand& op : ops_) {
-    if (!op.tensor.defined()) continue;
-    const Tensor& t = op.tensor;
-    // A CPU 0-dim tensor may join a CUDA computation (PyTorch allows it too).
-    bool cpu_scalar = t.dim() == 0 && t.is_cpu();
-    if (!have_device || (device_.is_cpu() && !cpu_scalar)) {
-      if (have_device && !cpu_scalar && device_ != t.device()) break;
-      if (!cpu_scalar || !have_device) device_ = t.device();
+  int n = ntensors();
+  for (int i = 0; i < n; ++i) {
+    int k = (noutputs_ + i) % n;  // inputs, then outputs
+    const Tensor& t = ops_[k].tensor;
+    if (!t.defined()) continue;
+    bool is_output = k < noutputs_;
+    if (!is_output && t.dim() == 0 && t.is_cpu()) continue;  // a CPU scalar
+    if (!have_device) {
+      device_ = t.device();
       have_device = true;
     }
-  }
-  for (const Operand& op : ops_) {
-    if (!op.tensor.defined()) continue;
-    const Tensor& t = op.tensor;
-    bool cpu_scalar = t.dim() == 0 && t.is_cpu();
-    GLASS_CHECK(t.device() == device_ || cpu_scalar, op_,
+    GLASS_CHECK(t.device() == device_, op_,
                 "(): expected all tensors to be on the same device, but found at least two "
                 "devices, ",
-                device_, " and ", t.device(), " (move one with .to(device))");
+                device_, " and ", t.device(), (is_output ? " (the output)" : ""),
+                "; move one with .to(device) (only a 0-dim CPU tensor may join an op on "
+                "another device)");
   }
+  if (!have_device) device_ = Device(kCPU);  // only CPU scalars
 
   DimVector shape;
   bool first = true;
@@ -147,12 +155,14 @@ void TensorIterator::compute_types(const TensorIteratorConfig& cfg) {
     if (cfg.int_to_float_ && is_integral_type(common_dtype_, true))
       common_dtype_ = get_default_dtype();
   }
-  // Inputs that differ from the computation dtype (or live on the CPU as 0-dim scalars
-  // of a CUDA op) are converted once, up front.
+  // Inputs that differ from the computation dtype are converted once, up front — a CPU
+  // scalar of a device op on the CPU, where it stays (Note [CPU scalars in device
+  // iterations]).
   for (size_t i = 0; i < cfg.inputs_.size(); ++i) {
-    Tensor& t = ops_[noutputs_ + i].tensor;
-    if (cfg.promote_[i] && t.dtype() != common_dtype_) t = t.to(common_dtype_);
-    if (t.device() != device_) t = t.to(device_);
+    Operand& op = ops_[noutputs_ + i];
+    if (cfg.promote_[i] && op.tensor.dtype() != common_dtype_)
+      op.tensor = op.tensor.to(common_dtype_);
+    op.cpu_scalar = op.tensor.device() != device_;  // compute_shape let only CPU scalars differ
   }
 }
 

@@ -17,6 +17,18 @@
 //
 // Invariant: after build(), shape_ and every operand's strides_ have ndim() entries,
 // dim 0 is the innermost, and iterating them visits exactly the broadcast index space.
+// Every operand is on device(), except inputs for which is_cpu_scalar(k) holds.
+//
+// Note [CPU scalars in device iterations]
+// x * 2 wraps the 2 as a 0-dim CPU tensor (a "wrapped number"). If x is on cuda:0,
+// copying that tensor to the device on every op would cost a host->device copy (and an
+// allocation) per multiplication. As PyTorch's TensorIterator does, a 0-dim CPU *input*
+// may therefore join an iteration whose other operands are all on one non-CPU device:
+// it is converted to its computation dtype on the CPU, stays there, and is marked
+// (is_cpu_scalar(k)); the device kernel gets its value as a kernel argument
+// (scalar_value(k)). The iteration's device is the non-CPU one. Outputs are never CPU
+// scalars, and any other mix of devices is an error naming both. An iteration whose
+// operands are all on the CPU is unaffected (nothing is marked).
 #pragma once
 
 #include <cstdint>
@@ -120,6 +132,14 @@ class TensorIterator {
   bool is_contiguous() const;
   // True when operand k has stride 0 along every dim (a broadcast scalar).
   bool is_scalar(int k) const;
+  // True when input k is a 0-dim CPU tensor in an iteration on another device (Note [CPU
+  // scalars in device iterations]); its data_ptr(k) is then a host address.
+  bool is_cpu_scalar(int k) const { return ops_[k].cpu_scalar; }
+  // The value of a CPU scalar operand, in its dtype (the common dtype for promoted inputs).
+  const Scalar& scalar_value(int k) const {
+    GLASS_INTERNAL_ASSERT(ops_[k].cpu_scalar, "scalar_value(", k, "): not a CPU scalar operand");
+    return ops_[k].scalar;
+  }
 
   // Runs `loop` over every run, on up to get_num_threads() threads when numel() >= grain
   // (and never for reductions, whose runs may share an output element).
@@ -142,7 +162,9 @@ class TensorIterator {
     Tensor tensor;    // what the kernel reads/writes (dtype = computation dtype)
     Tensor original;  // the user's output tensor when `tensor` is a temporary
     char* data = nullptr;
-    DimVector strides;  // bytes, one per dim of shape_
+    DimVector strides;        // bytes, one per dim of shape_
+    bool cpu_scalar = false;  // Note [CPU scalars in device iterations]
+    Scalar scalar;            // its value, when cpu_scalar
   };
 
   void compute_shape(const TensorIteratorConfig& cfg);

@@ -3,6 +3,7 @@
 #include "nn/module.h"
 
 #include <algorithm>
+#include <set>
 
 #include "autograd/variable.h"
 #include "core/error.h"
@@ -69,6 +70,42 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module) 
   } else {
     children_.emplace_back(name, std::move(module));
   }
+}
+
+void Module::to(Device device, ScalarType dtype, bool non_blocking) {
+  to_impl(TensorOptions(dtype).device(device), non_blocking);
+}
+void Module::to(ScalarType dtype, bool non_blocking) {
+  to_impl(TensorOptions(dtype), non_blocking);
+}
+void Module::to(Device device, bool non_blocking) { to_impl(TensorOptions(device), non_blocking); }
+
+// Two passes, so that a failed move (no CUDA runtime, out of memory) changes nothing:
+// every tensor is converted first, and only then do the tensors take their new data.
+void Module::to_impl(const TensorOptions& options, bool non_blocking) {
+  GLASS_CHECK(!options.has_dtype() || is_floating_type(options.dtype()), name_,
+              "::to(): parameters can only be cast to a floating-point dtype, got ",
+              to_string(options.dtype()));
+  NoGradGuard no_grad;                           // moving a parameter is not an op of the model
+  std::vector<std::pair<Tensor, Tensor>> moves;  // (tensor, its new data)
+  std::set<const TensorImpl*> planned;           // a shared tensor moves once
+  auto plan = [&](const Tensor& t) {
+    if (!t.defined() || !planned.insert(t.unsafeGetTensorImpl()).second) return;
+    TensorOptions o = t.is_floating_point() ? options : options.dtype(std::nullopt);
+    moves.emplace_back(t, t.to(o, non_blocking));
+  };
+  std::vector<const Module*> pending{this};  // depth-first; a module may sit on the stack
+  while (!pending.empty()) {
+    const Module* m = pending.back();
+    pending.pop_back();
+    for (const auto& [name, parameter] : m->parameters_) {
+      plan(parameter);
+      plan(parameter.grad());
+    }
+    for (const auto& [name, buffer] : m->buffers_) plan(buffer);
+    for (const auto& [name, child] : m->children_) pending.push_back(child.get());
+  }
+  for (const auto& [tensor, data] : moves) tensor.set_data(data);
 }
 
 void Module::collect(const std::string& prefix, bool recurse, bool buffers,

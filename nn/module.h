@@ -76,6 +76,18 @@ class Module : public std::enable_shared_from_this<Module> {
   void eval() { train(false); }
   bool is_training() const { return training_; }
 
+  // Moves and/or casts every parameter and buffer of this module and its descendants, and
+  // every defined .grad(), as libtorch's Module::to: `model->to(glass::kCUDA)`. The tensors
+  // keep their identity (Tensor::set_data), so handles held elsewhere — LinearImpl::weight,
+  // an optimizer's parameter list — see the moved data. A dtype applies to floating-point
+  // tensors only (integer buffers keep theirs, as in PyTorch). Device(kCUDA) without an
+  // index is the current CUDA device. A move that fails (no CUDA runtime) changes nothing.
+  // An optimizer's state is not moved: make the optimizer after moving the model (its
+  // state is then created on the parameters' device).
+  virtual void to(Device device, ScalarType dtype, bool non_blocking = false);
+  virtual void to(ScalarType dtype, bool non_blocking = false);
+  virtual void to(Device device, bool non_blocking = false);
+
   // Clears every parameter's .grad(). set_to_none (PyTorch's default since 2.0) drops the
   // tensor, so the next backward allocates it fresh; otherwise it is zeroed in place.
   void zero_grad(bool set_to_none = true);
@@ -89,6 +101,7 @@ class Module : public std::enable_shared_from_this<Module> {
 
  private:
   void collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const;
+  void to_impl(const TensorOptions& options, bool non_blocking);
   void check_new_name(const std::string& name, const char* what) const;
 
   std::string name_;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/device_guard.h"
 #include "core/ops/pointwise.h"
 #include "core/shape.h"
 
@@ -13,6 +14,21 @@ namespace {
 Tensor finish(Tensor t, const TensorOptions& options) {
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
+}
+
+// Why there may be no pinned allocator, and how to get one.
+constexpr const char* kNoPinnedAllocator =
+    "no CUDA runtime is available to page-lock memory (GLASS_CUDA=sim or "
+    "glass::cuda::use_simulator() gives the simulated GPU)";
+
+// Page-locked host bytes from the pinned allocator (allocator.h), as a CPU Storage.
+Storage allocate_pinned(size_t nbytes, const TensorOptions& options, const char* op) {
+  GLASS_CHECK(!options.has_device() || options.device().is_cpu(), op,
+              "(): pinned_memory=true asks for page-locked host memory, but the device is ",
+              options.device(), "; only CPU tensors can be pinned");
+  Allocator* pinned = get_pinned_allocator();
+  GLASS_CHECK(pinned != nullptr, op, "(): pinned_memory=true, but ", kNoPinnedAllocator);
+  return Storage(std::make_shared<StorageImpl>(nbytes, pinned, Device(kCPU)));
 }
 
 }  // namespace
@@ -29,7 +45,9 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& 
   int64_t nbytes = 0;
   GLASS_CHECK(!__builtin_mul_overflow(elems, static_cast<int64_t>(element_size(dt)), &nbytes),
               "empty(): shape ", size, " needs more bytes than fit in int64 (size overflow)");
-  Storage storage = Storage::allocate(static_cast<size_t>(nbytes), options.device());
+  Storage storage = options.pinned_memory()
+                        ? allocate_pinned(static_cast<size_t>(nbytes), options, "empty")
+                        : Storage::allocate(static_cast<size_t>(nbytes), options.device());
   auto impl = std::make_shared<TensorImpl>(std::move(storage), dt, size, stride, 0);
   return finish(Tensor(std::move(impl)), options);
 }
@@ -61,17 +79,24 @@ Tensor full(IntArrayRef size, const Scalar& value, const TensorOptions& options)
   return finish(t, o);
 }
 
+// The *_like factories take what `options` leaves unset (dtype, device) from t, as
+// libtorch's do: zeros_like(cuda_x, kBool) is a Bool tensor on cuda_x's device.
 Tensor empty_like(const Tensor& t, const TensorOptions& options) {
-  return empty(t.sizes(), options);
+  return empty(t.sizes(), t.options().merge_in(options));
 }
 Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.options()); }
 Tensor zeros_like(const Tensor& t, const TensorOptions& options) {
-  return zeros(t.sizes(), options);
+  return zeros(t.sizes(), t.options().merge_in(options));
 }
 Tensor zeros_like(const Tensor& t) { return zeros(t.sizes(), t.options()); }
-Tensor ones_like(const Tensor& t, const TensorOptions& options) { return ones(t.sizes(), options); }
+Tensor ones_like(const Tensor& t, const TensorOptions& options) {
+  return ones(t.sizes(), t.options().merge_in(options));
+}
 Tensor ones_like(const Tensor& t) { return ones(t.sizes(), t.options()); }
 Tensor full_like(const Tensor& t, const Scalar& v) { return full(t.sizes(), v, t.options()); }
+Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& options) {
+  return full(t.sizes(), v, t.options().merge_in(options));
+}
 
 Tensor arange(const Scalar& end, const TensorOptions& options) {
   return arange(0, end, 1, options);
@@ -165,7 +190,9 @@ Tensor wrap_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const Tenso
   auto [lo, hi] = storage_extent(sizes, strides);
   GLASS_CHECK(lo >= 0, "from_blob(): negative strides are not supported");
   size_t nbytes = static_cast<size_t>(hi + 1) * element_size(options.dtype());
-  auto impl = std::make_shared<StorageImpl>(data, nbytes, options.device(), std::move(deleter));
+  // Device memory without an index is the current device's, as for an allocation.
+  auto impl = std::make_shared<StorageImpl>(data, nbytes, resolve_device(options.device()),
+                                            std::move(deleter));
   auto t =
       std::make_shared<TensorImpl>(Storage(std::move(impl)), options.dtype(), sizes, strides, 0);
   return finish(Tensor(std::move(t)), options);
@@ -237,7 +264,30 @@ Tensor tensor(const NestedList& data, const TensorOptions& options) {
     T* p = t.data_ptr<T>();
     for (size_t i = 0; i < flat.size(); ++i) p[i] = flat[i].to<T>();
   });
-  return finish(t.to(options.device()), options);
+  return finish(
+      t.to(TensorOptions().device(options.device()).pinned_memory(options.pinned_memory())),
+      options);
+}
+
+// ---- pinned memory ------------------------------------------------------------------
+
+bool Tensor::is_pinned() const {
+  Allocator* pinned = get_pinned_allocator();
+  return pinned != nullptr && storage().allocator() == pinned && pinned->is_pinned(data_ptr());
+}
+
+Tensor Tensor::pin_memory() const {
+  GLASS_CHECK(is_cpu(), "pin_memory(): the tensor is already on ", device(),
+              "; only CPU tensors can be pinned");
+  if (is_pinned()) return *this;
+  GLASS_CHECK(get_pinned_allocator() != nullptr, "pin_memory(): ", kNoPinnedAllocator);
+  Tensor out = empty(sizes(), options().pinned_memory(true));
+  // A copy like any other: through copy_ (and its gradient) when autograd may need it.
+  if (requires_grad())
+    out.copy_(*this);
+  else
+    detail::copy_into(out, *this);
+  return out;
 }
 
 }  // namespace glass

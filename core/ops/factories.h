@@ -1,8 +1,10 @@
 // core/ops/factories.h — functions that make new tensors.
 //
 // Every factory allocates one fresh, contiguous Storage through the device's Allocator
-// (empty() leaves the bytes uninitialised). TensorOptions::requires_grad is honoured
-// by marking the result; an integer dtype with requires_grad is rejected.
+// (empty() leaves the bytes uninitialised), or through the pinned-host allocator for
+// TensorOptions().pinned_memory(true). TensorOptions::requires_grad is honoured by
+// marking the result; an integer dtype with requires_grad is rejected. The *_like forms
+// take the dtype and device the options leave unset from their tensor.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,7 @@ Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t, const TensorOptions& options);
 Tensor ones_like(const Tensor& t);
 Tensor full_like(const Tensor& t, const Scalar& fill_value);
+Tensor full_like(const Tensor& t, const Scalar& fill_value, const TensorOptions& options);
 
 // arange infers Long when start, end and step are all integers, else the default dtype.
 Tensor arange(const Scalar& end, const TensorOptions& options = {});
@@ -52,7 +55,8 @@ Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> delet
                  const TensorOptions& options = {});
 
 namespace detail {
-void copy_into(const Tensor& dst, const Tensor& src);  // pointwise.h: no version bump
+void copy_into(const Tensor& dst, const Tensor& src,
+               bool non_blocking);  // pointwise.h: no version bump
 }  // namespace detail
 
 // ---- glass::tensor({...}) from nested braced lists -------------------------------------
@@ -88,7 +92,7 @@ requires(!std::is_same_v<T, bool>) Tensor
                    options.has_dtype() ? options : options.dtype(scalar_type_of<T>));
   Tensor src = from_blob(const_cast<T*>(values.data()), {static_cast<int64_t>(values.size())},
                          TensorOptions(scalar_type_of<T>));
-  detail::copy_into(t, src);
+  detail::copy_into(t, src, /*non_blocking=*/false);
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }

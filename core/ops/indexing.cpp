@@ -100,6 +100,12 @@ IndexPlan make_plan(const Tensor& self, TensorList raw, const char* op) {
   p.end = dims.back() + 1;
   for (int64_t d : dims) {
     Tensor idx = as_long_index(per_dim[d], op);
+    // CPU indices of a device tensor are copied over, as in PyTorch (x_cuda[cpu_idx]);
+    // indices on another device are an error.
+    GLASS_CHECK(idx.device() == self.device() || idx.is_cpu(), op, "(): the indices are on ",
+                idx.device(), " but the indexed tensor is on ", self.device(),
+                "; move them with .to(", self.device(), ")");
+    if (idx.device() != self.device()) idx = idx.to(self.device());
     p.index_shape = broadcast_shapes(p.index_shape, idx.sizes(), op);
     p.indices.push_back(checked_index(idx, p.self.size(d), d, op, true));
     p.strides.push_back(p.self.stride(d));
@@ -164,6 +170,12 @@ Tensor& index_put_native(Tensor& self, TensorList indices, const Tensor& values,
 
 void check_gather_shapes(const Tensor& self, int64_t d, const Tensor& index, const char* op,
                          const Tensor* src = nullptr) {
+  GLASS_CHECK(index.device() == self.device(), op,
+              "(): expected the index on the tensor's device, ", self.device(), ", but it is on ",
+              index.device(), "; move it with .to(", self.device(), ")");
+  GLASS_CHECK(!src || src->device() == self.device(), op,
+              "(): expected src on the tensor's device, ", self.device(), ", but it is on ",
+              src->device());
   GLASS_CHECK(index.dtype() == kInt64, op, "(): expected dtype Long for index, got ",
               to_string(index.dtype()));
   GLASS_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), op,

@@ -61,6 +61,8 @@ Tensor addmm_native(const Tensor& self, const Tensor& m1, const Tensor& m2, cons
               "-D and ", m2.dim(), "-D");
   GLASS_CHECK(m1.size(1) == m2.size(0), "addmm(): mat1 and mat2 shapes cannot be multiplied (",
               shape_str(m1), " and ", shape_str(m2), ")");
+  GLASS_CHECK(self.device() == m1.device(), "addmm(): expected self on the matrices' device, ",
+              m1.device(), ", but it is on ", self.device());
   GLASS_CHECK(self.dtype() == m1.dtype(), "addmm(): expected self to have dtype ",
               to_string(m1.dtype()), ", got ", to_string(self.dtype()));
   Shape mn = {m1.size(0), m2.size(1)};

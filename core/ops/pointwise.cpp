@@ -4,6 +4,7 @@
 // [SECTION] public functions and operators                      [SECTION] Tensor methods
 #include "core/ops/pointwise.h"
 
+#include "core/device_guard.h"
 #include "core/ops/factories.h"
 #include "core/ops/views.h"
 #include "core/shape.h"
@@ -209,7 +210,7 @@ Tensor& masked_fill_native(Tensor& self, const Tensor& mask, const Scalar& value
 
 // Fills a freshly made tensor without counting it as an in-place write: a new tensor
 // starts at version 0, as in PyTorch (factories, clone and to() use these).
-void detail::copy_into(const Tensor& dst, const Tensor& src) {
+void detail::copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) {
   Tensor self = dst;
   check_defined(self, "copy_", "self");
   check_defined(src, "copy_", "src");
@@ -221,7 +222,7 @@ void detail::copy_into(const Tensor& dst, const Tensor& src) {
     const DeviceKernels& k = kernels_for(self.is_cpu() ? src.device() : self.device());
     GLASS_CHECK(k.cross_device_copy != nullptr, "copy_(): copying from ", src.device(), " to ",
                 self.device(), " is not supported by this build");
-    k.cross_device_copy(self, s.expand(self.sizes()));
+    k.cross_device_copy(self, s.expand(self.sizes()), non_blocking);
     return;
   }
   // An overlapping source (x.copy_(x.t())) is read in full before anything is written.
@@ -244,8 +245,8 @@ void detail::fill_into(const Tensor& self, const Scalar& value) {
 
 namespace {
 
-Tensor& copy_native(Tensor& self, const Tensor& src) {
-  detail::copy_into(self, src);
+Tensor& copy_native(Tensor& self, const Tensor& src, bool non_blocking) {
+  detail::copy_into(self, src, non_blocking);
   if (!self.is_same(src)) bump(self);
   return self;
 }
@@ -256,10 +257,10 @@ Tensor& fill_native(Tensor& self, const Scalar& value) {
   return self;
 }
 
-Tensor to_copy_native(const Tensor& self, ScalarType dtype, Device device) {
+Tensor to_copy_native(const Tensor& self, ScalarType dtype, Device device, bool non_blocking) {
   check_defined(self, "to", "self");
   Tensor out = empty(self.sizes(), TensorOptions(dtype).device(device));
-  detail::copy_into(out, self);
+  detail::copy_into(out, self, non_blocking);
   return out;
 }
 
@@ -279,9 +280,9 @@ Op<Tensor&(Tensor&, std::optional<Scalar>, std::optional<Scalar>)> clamp_("clamp
 Op<Tensor(const Tensor&, const Tensor&, const Tensor&)> where("where", &where_native);
 Op<Tensor&(Tensor&, const Tensor&, const Scalar&)> masked_fill_("masked_fill_",
                                                                 &masked_fill_native);
-Op<Tensor&(Tensor&, const Tensor&)> copy_("copy_", &copy_native);
+Op<Tensor&(Tensor&, const Tensor&, bool)> copy_("copy_", &copy_native);
 Op<Tensor&(Tensor&, const Scalar&)> fill_("fill_", &fill_native);
-Op<Tensor(const Tensor&, ScalarType, Device)> to_copy("to_copy", &to_copy_native);
+Op<Tensor(const Tensor&, ScalarType, Device, bool)> to_copy("to_copy", &to_copy_native);
 }  // namespace ops
 
 // [SECTION] public functions and operators -------------------------------------------------
@@ -373,8 +374,8 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
   ops::masked_fill_(out, mask, value);
   return out;
 }
-Tensor to_copy(const Tensor& self, ScalarType dtype, Device device) {
-  return ops::to_copy(self, dtype, device);
+Tensor to_copy(const Tensor& self, ScalarType dtype, Device device, bool non_blocking) {
+  return ops::to_copy(self, dtype, device, non_blocking);
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
@@ -508,22 +509,33 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& v) {
   return ops::masked_fill_(*this, mask, v);
 }
 
-Tensor& Tensor::copy_(const Tensor& src) { return ops::copy_(*this, src); }
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  return ops::copy_(*this, src, non_blocking);
+}
 Tensor& Tensor::fill_(const Scalar& v) { return ops::fill_(*this, v); }
 Tensor& Tensor::zero_() { return ops::fill_(*this, 0); }
 
-Tensor Tensor::to(ScalarType dtype, bool copy) const {
-  if (!copy && dtype == this->dtype()) return *this;
-  return ops::to_copy(*this, dtype, device());
-}
-Tensor Tensor::to(Device device, bool copy) const {
-  if (!copy && device == this->device()) return *this;
-  return ops::to_copy(*this, dtype(), device);
-}
-Tensor Tensor::to(const TensorOptions& options, bool copy) const {
+// Every to() lands here: the target dtype and device, with the unset ones taken from
+// this tensor, and a copy only when something changes (or the caller asks for one).
+Tensor Tensor::to(TensorOptions options, bool non_blocking, bool copy) const {
   ScalarType dt = options.has_dtype() ? options.dtype() : dtype();
-  if (!copy && dt == dtype() && options.device() == device()) return *this;
-  return ops::to_copy(*this, dt, options.device());
+  Device dev = options.has_device() ? resolve_device(options.device()) : device();
+  Tensor out = *this;
+  if (copy || dt != dtype() || dev != device()) out = ops::to_copy(*this, dt, dev, non_blocking);
+  // to(TensorOptions().pinned_memory(true)): the result in page-locked memory (CPU only).
+  if (options.pinned_memory() && !out.is_pinned()) out = out.pin_memory();
+  return out;
 }
+Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy) const {
+  return to(TensorOptions(dtype).device(device), non_blocking, copy);
+}
+Tensor Tensor::to(ScalarType dtype, bool non_blocking, bool copy) const {
+  return to(TensorOptions(dtype), non_blocking, copy);
+}
+Tensor Tensor::to(const Tensor& other, bool non_blocking, bool copy) const {
+  return to(other.options(), non_blocking, copy);
+}
+Tensor Tensor::cpu() const { return to(TensorOptions(kCPU)); }
+Tensor Tensor::cuda() const { return to(TensorOptions(kCUDA)); }
 
 }  // namespace glass

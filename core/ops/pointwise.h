@@ -72,13 +72,14 @@ Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 
-// A copy of `self` with a new dtype and/or device (always copies).
-Tensor to_copy(const Tensor& self, ScalarType dtype, Device device);
+// A copy of `self` with a new dtype and/or device (always copies; `device` has its index
+// resolved). non_blocking: see Tensor::to.
+Tensor to_copy(const Tensor& self, ScalarType dtype, Device device, bool non_blocking = false);
 
 namespace detail {
 // Initialise a tensor that was just allocated: like copy_ / fill_ but outside the
 // dispatcher and without a version bump (a new tensor starts at version 0).
-void copy_into(const Tensor& dst, const Tensor& src);
+void copy_into(const Tensor& dst, const Tensor& src, bool non_blocking = false);
 void fill_into(const Tensor& dst, const Scalar& value);
 }  // namespace detail
 
@@ -91,9 +92,9 @@ extern Op<Tensor(const Tensor&, std::optional<Scalar>, std::optional<Scalar>)> c
 extern Op<Tensor&(Tensor&, std::optional<Scalar>, std::optional<Scalar>)> clamp_;
 extern Op<Tensor(const Tensor&, const Tensor&, const Tensor&)> where;
 extern Op<Tensor&(Tensor&, const Tensor&, const Scalar&)> masked_fill_;
-extern Op<Tensor&(Tensor&, const Tensor&)> copy_;
+extern Op<Tensor&(Tensor&, const Tensor&, bool non_blocking)> copy_;
 extern Op<Tensor&(Tensor&, const Scalar&)> fill_;
-extern Op<Tensor(const Tensor&, ScalarType, Device)> to_copy;
+extern Op<Tensor(const Tensor&, ScalarType, Device, bool non_blocking)> to_copy;
 }  // namespace ops
 
 }  // namespace glass

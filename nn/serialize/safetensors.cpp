@@ -35,8 +35,6 @@ void check_savable(const nn::NamedTensors& tensors, const std::string& context) 
   std::set<std::string> names;
   for (const auto& [name, tensor] : tensors) {
     GLASS_CHECK(tensor.defined(), context, ": tensor '", name, "' is undefined");
-    GLASS_CHECK(tensor.is_cpu(), context, ": tensor '", name, "' is on ", tensor.device(),
-                "; move it to the CPU first (.to(glass::kCPU))");
     GLASS_CHECK(name != "__metadata__", context,
                 ": '__metadata__' is reserved for the metadata map; rename the tensor");
     GLASS_CHECK(names.insert(name).second, context, ": the name '", name,
@@ -80,8 +78,8 @@ void save(const nn::NamedTensors& tensors, const std::string& path,
   NoGradGuard no_grad;  // contiguous() of a parameter must not record a graph
   for (size_t i : order) {
     // A view's logical contents, row-major: contiguous() copies only when the strides
-    // (transposed, sliced, expanded, offset) demand it.
-    const Tensor data = tensors[i].second.contiguous();
+    // (transposed, sliced, expanded, offset) demand it; cpu() only for a device tensor.
+    const Tensor data = tensors[i].second.contiguous().cpu();
     if (data.nbytes() > 0) out.write(data.data_ptr(), static_cast<size_t>(data.nbytes()));
   }
   out.commit();

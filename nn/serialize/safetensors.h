@@ -32,8 +32,9 @@ struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
 };
 
-// Writes `tensors` (defined CPU tensors with distinct names; any layout — views are written
-// as their logical contents) and the optional string metadata to `path`, atomically. Data
+// Writes `tensors` (defined tensors with distinct names, on any device — a device tensor
+// is copied to the host first, which waits for it; any layout — views are written as
+// their logical contents) and the optional string metadata to `path`, atomically. Data
 // order follows the reference writer: 8-byte dtypes first, then 4-byte, then BOOL, each
 // group by name, so every element is naturally aligned in the file.
 void save(const nn::NamedTensors& tensors, const std::string& path,

@@ -3,6 +3,7 @@
 // Each test makes the mistake, checks that the message names the op and the offending
 // shapes / dims / dtypes (and the fix where there is one), and that the inputs' data,
 // metadata and version counters are exactly as before.
+#include "fake_cuda.h"
 #include "test_util.h"
 
 namespace glass {
@@ -192,9 +193,57 @@ TEST(BadInput, PartiallyOverlappingInputAndOutput) {
 }
 
 TEST(BadInput, DeviceAndDtypeMismatchesAreNamed) {
-  EXPECT_GLASS_ERROR(x23().to(Device(kCUDA, 0)), "cuda");
+  {
+    testing::WithoutCuda none;
+    EXPECT_GLASS_ERROR(x23().to(Device(kCUDA, 0)), "cuda");
+  }
   EXPECT_GLASS_ERROR(x23().softmax(0, kInt64), "softmax()", "Long");
   EXPECT_GLASS_ERROR(where(x23(), x23(), x23()), "where()", "boolean");
+}
+
+// Ops mixing devices name both devices, and change nothing. The "device" tensors live on
+// the fake CUDA backend (fake_cuda.h).
+TEST(BadInput, MixedDevicesNameBothDevices) {
+  testing::FakeCuda cuda;
+  Tensor c = x23().to(kCUDA);  // cuda:0
+  Tensor h = x23();            // cpu
+  Snapshot sc(c), sh(h);
+  EXPECT_GLASS_ERROR(c + h, "add()", "cuda:0 and cpu");
+  EXPECT_GLASS_ERROR(c + h.to(Device(kCUDA, 1)), "add()", "cuda:0 and cuda:1");
+  EXPECT_GLASS_ERROR(c.add_(h), "add()", "cuda:0 and cpu");
+  EXPECT_GLASS_ERROR(h.add_(c), "add()", "cpu and cuda:0");
+  EXPECT_GLASS_ERROR(c.matmul(h.t()), "mm()", "cuda:0 and cpu");
+  EXPECT_GLASS_ERROR(c.unsqueeze(0).bmm(h.t().unsqueeze(0)), "bmm()", "cuda:0 and cpu");
+  EXPECT_GLASS_ERROR(h.mm(c.t()), "mm()", "cpu and cuda:0");
+  EXPECT_GLASS_ERROR(addmm(h, c, c.t()), "addmm()", "cuda:0", "cpu");
+  EXPECT_GLASS_ERROR(cat({c, h}), "cat()", "cuda:0 and cpu");
+  EXPECT_GLASS_ERROR(where(c > 0, c, h), "where()", "cuda:0 and cpu");
+  EXPECT_GLASS_ERROR(where(h > 0, c, c), "where()", "cpu and cuda:0");
+  EXPECT_GLASS_ERROR(c.masked_fill(h > 0, 0), "masked_fill_()", "cuda:0 and cpu");
+  Tensor idx = tensor({{0, 1, 0}}, kInt64);
+  EXPECT_GLASS_ERROR(c.gather(0, idx), "gather()", "cuda:0", "cpu");
+  EXPECT_GLASS_ERROR(c.scatter_add(0, idx.to(kCUDA), h.narrow(0, 0, 1)), "scatter_add_()", "cuda:0",
+                     "cpu");
+  EXPECT_GLASS_ERROR(c.index({tensor({0}).to(Device(kCUDA, 1))}), "index()",
+                     "the indices are on cuda:1", "on cuda:0");
+  Tensor target = c.clone();
+  Snapshot st(target);
+  EXPECT_GLASS_ERROR(target.index_put_({tensor({0}).to(kCUDA)}, h.narrow(0, 0, 1)), "index_put_()",
+                     "cpu and cuda:0");
+  st.expect_unchanged();
+  sc.expect_unchanged();
+  sh.expect_unchanged();
+}
+
+// As in PyTorch, CPU indices of a device tensor are copied over rather than refused.
+TEST(BadInput, CpuIndicesOfADeviceTensorAreAccepted) {
+  testing::FakeCuda cuda;
+  Tensor c = x23().to(kCUDA);
+  Tensor picked = c.index({tensor({1, 0})});
+  EXPECT_EQ(picked.device(), Device(kCUDA, 0));
+  EXPECT_TRUE(testing::close(picked.cpu(), {3, 4, 5, 0, 1, 2}));
+  EXPECT_TRUE(testing::close(c.index_select(1, tensor({2})).cpu(), {2, 5}));
+  EXPECT_TRUE(testing::close(c.index({c.cpu() > 3}).cpu(), {4, 5}));  // a CPU mask too
 }
 
 }  // namespace

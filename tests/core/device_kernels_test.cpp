@@ -1,6 +1,7 @@
 // tests/core/device_kernels_test.cpp — the kernel-table registry.
 #include "core/device_kernels.h"
 
+#include "fake_cuda.h"
 #include "test_util.h"
 
 namespace glass {
@@ -29,6 +30,7 @@ TEST(DeviceKernels, CpuIsRegisteredAndComplete) {
 }
 
 TEST(DeviceKernels, MissingBackendIsAClearError) {
+  testing::WithoutCuda none;
   EXPECT_GLASS_ERROR(kernels_for(Device(kCUDA, 0)), "no kernels are registered for device cuda:0",
                      "without CUDA");
 }

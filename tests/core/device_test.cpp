@@ -1,6 +1,7 @@
 // tests/core/device_test.cpp — parsing and comparing devices.
 #include "core/device.h"
 
+#include "fake_cuda.h"
 #include "test_util.h"
 
 namespace glass {
@@ -17,7 +18,8 @@ TEST(Device, ParsesAndPrints) {
 }
 
 TEST(Device, CudaTensorsNeedACudaBackend) {
-  // This build registers no CUDA backend: asking for one is a clear error, not a crash.
+  // Without a CUDA backend, asking for one is a clear error, not a crash.
+  testing::WithoutCuda none;
   EXPECT_GLASS_ERROR(zeros({2}, Device(kCUDA, 0)), "cuda");
 }
 

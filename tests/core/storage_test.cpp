@@ -1,6 +1,7 @@
 // tests/core/storage_test.cpp — Storage ownership, identity and the shared version counter.
 #include "core/storage.h"
 
+#include "fake_cuda.h"
 #include "test_util.h"
 
 namespace glass {
@@ -59,6 +60,51 @@ TEST(Storage, FreshTensorsStartAtVersionZero) {
   Tensor i = tensor({1, 2}, kInt32);
   i.add_(tensor({1, 1}));  // computed in Long and cast back: still one write
   EXPECT_EQ(i._version(), 1u);
+}
+
+}  // namespace
+}  // namespace glass
+
+namespace glass {
+namespace {
+
+using testing::FakeCuda;
+using testing::WithoutCuda;
+
+TEST(Storage, WithoutACudaRuntimeCudaAllocationIsTheClearError) {
+  WithoutCuda none;
+  EXPECT_GLASS_ERROR(Storage::allocate(16, Device(kCUDA, 0)), "no allocator registered",
+                     "device type cuda", "no GPU is available");
+  EXPECT_GLASS_ERROR(Storage::allocate(16, Device(kCUDA)), "no allocator registered");
+}
+
+TEST(Storage, CudaWithoutAnIndexIsTheCurrentDevice) {
+  FakeCuda cuda;
+  EXPECT_EQ(Storage::allocate(16, Device(kCUDA)).device(), Device(kCUDA, 0));
+  DeviceGuard g(Device(kCUDA, 1));
+  Storage s = Storage::allocate(16, Device(kCUDA));
+  EXPECT_EQ(s.device(), Device(kCUDA, 1));  // stored resolved: never an ambiguous "cuda"
+  EXPECT_EQ(zeros({2}, kCUDA).device(), Device(kCUDA, 1));
+}
+
+TEST(Storage, AllocatesWithItsDeviceCurrentAndRestoresTheCallers) {
+  FakeCuda cuda;
+  Storage s = Storage::allocate(16, Device(kCUDA, 1));
+  EXPECT_EQ(s.device(), Device(kCUDA, 1));
+  ASSERT_EQ(cuda.log().allocation_devices.size(), 1u);
+  EXPECT_EQ(cuda.log().allocation_devices[0], 1);  // device 1 was current while allocating
+  EXPECT_EQ(resolve_device(Device(kCUDA)), Device(kCUDA, 0));  // the caller's is back
+  EXPECT_EQ(s.allocator(), get_allocator(kCUDA));
+}
+
+TEST(Storage, AnIndexPastTheDeviceCountIsAnError) {
+  FakeCuda cuda;  // two devices
+  EXPECT_GLASS_ERROR(Storage::allocate(16, Device(kCUDA, 3)),
+                     "cuda:3 does not exist; this machine has 2 CUDA devices", "cuda:0 to cuda:1");
+  EXPECT_GLASS_ERROR(zeros({2}, Device(kCUDA, 2)), "cuda:2 does not exist");
+  EXPECT_TRUE(cuda.log().allocation_devices.empty());  // nothing was allocated
+  FakeCuda one(1);
+  EXPECT_GLASS_ERROR(Storage::allocate(16, Device(kCUDA, 1)), "this machine has 1 CUDA device ");
 }
 
 }  // namespace

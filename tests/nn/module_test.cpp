@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/events.h"
+#include "core/fake_cuda.h"
 #include "core/test_util.h"
 #include "nn/modules/activation.h"
 #include "nn/modules/container.h"
@@ -242,6 +243,73 @@ TEST(ModuleScope, PublishesNothingWithoutSubscribers) {
   EXPECT_EQ(seen, 2);
   fc(ones({1, 2}));
   EXPECT_EQ(seen, 2);
+}
+
+// Module::to, on the fake CUDA backend (tests/core/fake_cuda.h).
+struct TwoLayerImpl : Module {
+  TwoLayerImpl() : Module("TwoLayer") {
+    fc = register_module("fc", Linear(2, 2));
+    steps = register_buffer("steps", scalar_tensor(3, kInt64));
+    scale = register_buffer("scale", ones({2}));
+  }
+  Linear fc{nullptr};
+  Tensor steps, scale;
+};
+
+TEST(ModuleTo, MovesParametersBuffersAndGradsInPlace) {
+  testing::FakeCuda cuda;
+  auto m = std::make_shared<TwoLayerImpl>();
+  Tensor weight = m->fc->weight;  // a handle taken before the move
+  Tensor expected = weight.detach().clone();
+  (m->fc(ones({1, 2})).sum()).backward();
+  ASSERT_TRUE(m->fc->weight.grad().defined());
+  m->to(kCUDA);
+  for (const Tensor& t : m->parameters()) EXPECT_EQ(t.device(), Device(kCUDA, 0));
+  for (const Tensor& t : m->buffers()) EXPECT_EQ(t.device(), Device(kCUDA, 0));
+  EXPECT_TRUE(weight.is_same(m->fc->weight));  // identity kept: every handle sees the move
+  EXPECT_TRUE(weight.is_same(m->parameters()[0]));
+  EXPECT_EQ(weight.device(), Device(kCUDA, 0));
+  EXPECT_TRUE(weight.requires_grad());
+  EXPECT_TRUE(weight.is_leaf());
+  EXPECT_TRUE(close(weight.detach().cpu(), expected));
+  EXPECT_EQ(weight.grad().device(), Device(kCUDA, 0));
+  EXPECT_TRUE(close(weight.grad().cpu(), {1, 1, 1, 1}));  // d sum(W x + b) / dW = x^T = 1
+  EXPECT_EQ(m->steps.dtype(), kInt64);
+  // A forward and backward on the device keep everything there.
+  m->zero_grad();
+  Tensor y = m->fc(ones({1, 2}, kCUDA));
+  EXPECT_EQ(y.device(), Device(kCUDA, 0));
+  y.sum().backward();
+  EXPECT_EQ(m->fc->bias.grad().device(), Device(kCUDA, 0));
+  EXPECT_TRUE(close(m->fc->bias.grad().cpu(), {1, 1}));
+  m->to(Device(kCUDA, 1));
+  EXPECT_EQ(m->fc->bias.device(), Device(kCUDA, 1));
+  m->to(kCPU);
+  EXPECT_TRUE(m->fc->weight.is_cpu());
+  EXPECT_TRUE(close(m->fc->weight.detach(), expected));
+}
+
+TEST(ModuleTo, DtypesApplyToFloatingPointTensorsOnly) {
+  testing::FakeCuda cuda;
+  auto m = std::make_shared<TwoLayerImpl>();
+  m->to(kFloat64);
+  EXPECT_EQ(m->fc->weight.dtype(), kFloat64);
+  EXPECT_EQ(m->scale.dtype(), kFloat64);
+  EXPECT_EQ(m->steps.dtype(), kInt64);  // an integer buffer keeps its dtype
+  EXPECT_EQ(m->steps.item<int64_t>(), 3);
+  m->to(Device(kCUDA, 1), kFloat32);
+  EXPECT_EQ(m->fc->weight.dtype(), kFloat32);
+  EXPECT_EQ(m->steps.device(), Device(kCUDA, 1));
+  EXPECT_EQ(m->steps.dtype(), kInt64);
+  EXPECT_GLASS_ERROR(m->to(kInt64), "TwoLayer::to()", "floating-point dtype", "Long");
+  EXPECT_EQ(m->fc->weight.dtype(), kFloat32);
+}
+
+TEST(ModuleTo, WithoutACudaRuntimeNothingMoves) {
+  testing::WithoutCuda none;
+  Linear fc(2, 2);
+  EXPECT_GLASS_ERROR(fc->to(kCUDA), "no allocator registered for device type cuda");
+  EXPECT_TRUE(fc->weight.is_cpu());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // tests/core/ops/factories_test.cpp — factories against PyTorch's results.
 #include "core/ops/factories.h"
 
+#include "../fake_cuda.h"
 #include "../test_util.h"
 
 namespace glass {
@@ -29,7 +30,7 @@ TEST(Factories, RangesInferTheirDtype) {
   EXPECT_TRUE(close(arange(0, 1, 0.25), {0, 0.25, 0.5, 0.75}));
   EXPECT_TRUE(close(arange(5, 0, -2), {5, 3, 1}));
   EXPECT_TRUE(close(linspace(0, 1, 5), {0, 0.25, 0.5, 0.75, 1}));
-  EXPECT_EQ(linspace(0, 1, 5).dtype(), kFloat32);  // the default dtype, as PyTorch
+  EXPECT_EQ(linspace(0, 1, 5).dtype(), kFloat32);                   // the default dtype, as PyTorch
   EXPECT_EQ(linspace(-1, 1, 7).select(0, -1).item<float>(), 1.0f);  // end is exact
   EXPECT_TRUE(close(eye(2, 3), {1, 0, 0, 0, 1, 0}));
   EXPECT_GLASS_ERROR(arange(0, 5, -1), "arange()");
@@ -63,6 +64,39 @@ TEST(Factories, BadSizes) {
   EXPECT_GLASS_ERROR(zeros({2, -3}), "negative size -3", "dim 1");
   EXPECT_GLASS_ERROR(empty({1LL << 62, 8}), "overflow");
   EXPECT_GLASS_ERROR(eye(-1), "non-negative");
+}
+
+// zeros_like(x, options) takes from x whatever the options leave unset (libtorch's
+// merge_in), so nothing made from a device tensor silently lands on the CPU.
+TEST(Factories, LikeFactoriesTakeTheUnsetFieldsFromTheTensor) {
+  Tensor x = zeros({2, 3}, kFloat64);
+  EXPECT_EQ(zeros_like(x, kBool).dtype(), kBool);
+  EXPECT_EQ(zeros_like(x, TensorOptions().requires_grad(true)).dtype(), kFloat64);
+  EXPECT_TRUE(zeros_like(x, TensorOptions().requires_grad(true)).requires_grad());
+  EXPECT_EQ(ones_like(x, kInt64).sizes(), (Shape{2, 3}));
+  Tensor f = full_like(x, 7, kInt32);
+  EXPECT_EQ(f.dtype(), kInt32);
+  EXPECT_EQ(f.sum().item<int64_t>(), 42);
+  EXPECT_EQ(full_like(x, 2.5, TensorOptions()).dtype(), kFloat64);  // x's dtype
+
+  testing::FakeCuda cuda;
+  Tensor c = x.to(Device(kCUDA, 1));
+  for (const Tensor& t :
+       {empty_like(c, kBool), zeros_like(c, kBool), ones_like(c, kInt64), full_like(c, 3, kInt64),
+        empty_like(c), zeros_like(c), ones_like(c), full_like(c, 3)})
+    EXPECT_EQ(t.device(), Device(kCUDA, 1));
+  EXPECT_TRUE(testing::close(ones_like(c, kInt64).cpu(), {1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(zeros_like(c, Device(kCPU)).device(), Device(kCPU));  // unless the options say
+  EXPECT_EQ(zeros_like(c, kCUDA).device(), Device(kCUDA, 0));     // current device
+  // Factories without a device still mean the CPU.
+  EXPECT_TRUE(zeros({2}).is_cpu());
+  EXPECT_TRUE(arange(3).is_cpu());
+  EXPECT_EQ(arange(3, TensorOptions(kCUDA)).device(), Device(kCUDA, 0));
+  EXPECT_EQ(tensor({1, 2}, Device(kCUDA, 1)).device(), Device(kCUDA, 1));
+  EXPECT_EQ(eye(2, kCUDA).device(), Device(kCUDA, 0));
+  float host[2] = {1, 2};  // from_blob: memory on "the current device" gets its index
+  DeviceGuard g(Device(kCUDA, 1));
+  EXPECT_EQ(from_blob(host, {2}, TensorOptions(kCUDA)).device(), Device(kCUDA, 1));
 }
 
 }  // namespace

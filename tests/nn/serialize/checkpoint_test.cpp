@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fake_cuda.h"
 #include "core/test_util.h"
 #include "nn/serialize/safetensors.h"
 #include "nn/serialize/temp_dir.h"
@@ -184,6 +185,30 @@ TEST(Checkpoint, AFailedReadLeavesTheModuleUnchanged) {
   const auto before = snapshot(net);
   EXPECT_GLASS_ERROR(load(net, path), path.c_str(), "tensor 'mask'", "must be 0 or 1");
   EXPECT_EQ(snapshot(net), before);
+}
+
+// A model on a device saves like one on the CPU (its tensors are copied to the host), and
+// a checkpoint loads into a device model in place. The device is the fake CUDA backend.
+TEST(Checkpoint, DeviceModulesSaveAndLoadInPlace) {
+  testing::FakeCuda cuda;
+  manual_seed(2);
+  ScratchDir dir("checkpoint");
+  const std::string path = dir.path("device.safetensors");
+  Net net;
+  const auto saved = snapshot(net);
+  net.to(Device(kCUDA, 1));
+  save(net, path);  // device tensors: copied to the host, no error
+  Net cpu_copy;
+  load(cpu_copy, path);
+  EXPECT_EQ(snapshot(cpu_copy), saved);
+
+  scramble(net);
+  const Tensor held = net.fc->weight;
+  load(net, path);  // file (CPU) -> the module's tensors on cuda:1
+  EXPECT_TRUE(held.is_same(net.fc->weight));
+  EXPECT_EQ(net.fc->weight.device(), Device(kCUDA, 1));
+  EXPECT_EQ(net.mask.device(), Device(kCUDA, 1));
+  EXPECT_EQ(snapshot(net), saved);  // values() reads the fake device's host memory
 }
 
 }  // namespace
