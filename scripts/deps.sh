@@ -12,6 +12,7 @@ GLASS_PACKAGES=(
   libopenblas-dev                   # bench/ reference for matmul only
   zlib1g-dev                        # nn/: reads the gzipped IDX datasets
   nlohmann-json3-dev                # nn/: safetensors checkpoint headers
+  libboost-context-dev              # cuda/sim: the simulated GPU's threads of a block are fibers
   dataset-fashion-mnist             # the training lesson's data (/usr/share/datasets)
   libgraphviz-dev                   # viewer/: libgvc lays out and renders graphs
   graphviz                          # the `dot` CLI a viewer test compares libgvc's SVG with

@@ -22,7 +22,14 @@ glass_install_deps
 
 build="${GLASS_BUILD_DIR:-$root/build}"
 step "configuring the build in $build"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# The tour runs CUDA on the simulated GPU unless a real one is visible, so nvcc's build of
+# the kernels (slow, and useless without a GPU) is made only when one is.
+gpu_kernels=OFF
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  gpu_kernels=ON
+fi
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGLASS_CUDA_KERNELS="$gpu_kernels" >/dev/null
 
 # lessons/tour.txt lists the lesson programs in order (written by lessons/CMakeLists.txt);
 # each is also the name of its CMake target. glass-viewer exists only where its packages do.

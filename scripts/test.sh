@@ -2,8 +2,8 @@
 # scripts/test.sh — install what is missing, build everything, run the whole test suite.
 #
 # Two builds: Release (every test, the lessons' output checks and the install/consumer
-# test), then the core, autograd and nn tests again under AddressSanitizer + UndefinedBehaviorSanitizer
-# with the CPU caching allocator off, so freed memory really is freed.
+# test), then the core, autograd, nn and CUDA (simulator) tests again under AddressSanitizer
+# + UndefinedBehaviorSanitizer with the caching allocators off, so freed memory really is freed.
 # Usage: bash scripts/test.sh   (.ci/run calls exactly this)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,14 +12,18 @@ glass_install_deps
 jobs="$(glass_jobs)"
 
 build="${GLASS_BUILD_DIR:-$root/build}"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGLASS_WERROR=ON
+# -U: whatever run.sh chose, the tests build the GPU kernels wherever nvcc exists.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGLASS_WERROR=ON \
+  -UGLASS_CUDA_KERNELS
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 600
 
 asan="${GLASS_ASAN_BUILD_DIR:-$root/build-asan}"
 cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLASS_SANITIZE=ON \
-  -DGLASS_BUILD_BENCH=OFF -DGLASS_BUILD_LESSONS=OFF -DGLASS_WERROR=ON
+  -DGLASS_BUILD_BENCH=OFF -DGLASS_BUILD_LESSONS=OFF -DGLASS_WERROR=ON -DGLASS_CUDA_KERNELS=OFF
 cmake --build "$asan" -j "$jobs" --target core_tests autograd_tests nn_tests nn_optim_tests \
-  nn_data_tests nn_serialize_tests
+  nn_data_tests nn_serialize_tests cuda_sim_tests cuda_exec_tests cuda_alloc_tests cuda_backend_tests
+# The simulated GPU too: its fibers tell ASan when they switch stacks (block_runner.cpp).
 GLASS_CPU_CACHING=0 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir "$asan" -j "$jobs" -L "core|autograd|nn" --output-on-failure --timeout 900
+  ctest --test-dir "$asan" -j "$jobs" -L "core|autograd|nn|cuda" -LE gpu --output-on-failure \
+  --timeout 900
