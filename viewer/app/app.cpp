@@ -4,7 +4,8 @@
 // draw list, and records what it drew (node boxes, grid cells, norms) in App for tests.
 // The graph layout is cached on structure_key() and recomputed only when it changes.
 //
-// The Graph and Stride layout panels are in graph_panel.cpp and stride_panel.cpp.
+// The Graph, Stride layout and Timeline panels are in graph_panel.cpp, stride_panel.cpp and
+// timeline_panel.cpp.
 //
 // [SECTION] state   [SECTION] inspector   [SECTION] gradient flow   [SECTION] training
 // [SECTION] frame
@@ -300,17 +301,35 @@ void App::tour_panel() {
       error = e.what();  // e.g. the dataset package is missing
     }
   }
+  if (ImGui::Button("Lesson 08: the simulated GPU's timeline, live")) {
+    try {
+      open_live_timeline(/*run_pipeline=*/true);
+    } catch (const Error& e) {
+      error = e.what();  // e.g. a real GPU already serves kCUDA in this process
+    }
+  }
+  if (!error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", error.c_str());
   ImGui::End();
 }
 
 void App::frame() {
   if (trainer && playing) training_step();  // one step per frame, on the UI thread
+  if (timeline.live) {
+    try {
+      timeline_step();
+    } catch (const Error& e) {  // the device failed: stop stepping, say why
+      error = e.what();
+      timeline.running = false;
+    }
+  }
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   if (panels != Panels::All) {
     ImGui::SetNextWindowPos(ImVec2(0, 0));
     ImGui::SetNextWindowSize(d);
     if (panels == Panels::GraphOnly)
       graph_panel();
+    else if (panels == Panels::TimelineOnly)
+      timeline_panel();
     else
       stride_panel();
     return;
@@ -332,6 +351,10 @@ void App::frame() {
   gradient_panel();
   place(0.775f, 0.6f, 0.225f, 0.4f);
   training_panel();
+  if (timeline.open()) {  // over the bottom row, across the window, once there is one
+    place(0, 0.6f, 1, 0.4f);
+    timeline_panel();
+  }
 }
 
 }  // namespace glass::viz::app

@@ -9,7 +9,7 @@
 // Invariants: graph.top_down and graph.left_right were laid out from the drawn snapshot's
 // structure (graph.layout_key == structure_key(graph.drawn)) and are recomputed only when
 // that key changes, never per frame; graph.layout is a copy of one of them. stride.view
-// always shares stride.base's storage.
+// always shares stride.base's storage. timeline.view_t0 < timeline.view_t1.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +20,13 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "viewer/app/cuda_pipeline.h"
 #include "viewer/app/stride.h"
 #include "viewer/app/training.h"
 #include "viewer/dot.h"
 #include "viewer/layout.h"
 #include "viewer/snapshot.h"
+#include "viewer/timeline.h"
 
 namespace glass::viz::app {
 
@@ -86,7 +88,37 @@ struct ParamNorm {
   double norm = 0;
 };
 
-enum class Panels : uint8_t { All, GraphOnly, StrideOnly };
+// The timeline panel's state (timeline_panel.cpp): what the simulated GPU ran, from a trace
+// file or live from this process's simulator, the time window shown, and what the last
+// frame drew. Times are in the timeline's clock (ns since the simulator started).
+struct TimelineView {
+  Timeline timeline;
+  // Live: timeline is re-read from simulator().timeline() every refresh_s seconds, and
+  // `pipeline` (when set) enqueues one chunk of lesson 08's copy/compute overlap per frame.
+  bool live = false;
+  std::unique_ptr<CudaPipeline> pipeline;
+  bool running = true;  // the pipeline steps (the panel's pause)
+  float refresh_s = 0.25f, since_refresh = 0;
+  // The window drawn: [view_t0, view_t1] ns across the panel's plot. fit_pending shows the
+  // whole timeline on the next frame; follow (live) keeps its newest end in view, and
+  // stops once the user zooms or pans.
+  double view_t0 = 0, view_t1 = 1;
+  bool fit_pending = true, follow = false;
+  float scroll_y = 0;  // pixels the lanes are scrolled up by, when taller than the panel
+  // Last frame, for tooltips and tests:
+  int hovered = -1;        // the span under the mouse (an index into timeline.spans), or -1
+  std::string hover_text;  // its span_details, as the tooltip shows it
+  std::vector<std::pair<size_t, Rect>> span_rects;  // each span drawn -> its box on screen
+  std::vector<std::pair<size_t, Rect>> lane_rects;  // each lane drawn -> its band
+  Rect plot;  // where spans are drawn: right of the lane names, below the axis
+
+  bool open() const { return live || !timeline.source.empty(); }
+  // The time at screen x (in the last frame's plot), and back.
+  double time_at(float x) const;
+  float x_of(double t_ns) const;
+};
+
+enum class Panels : uint8_t { All, GraphOnly, StrideOnly, TimelineOnly };
 
 struct App {
   std::string title = "glass-viewer";
@@ -107,6 +139,7 @@ struct App {
   // each entry on the last frame (for tests).
   std::string current_demo;
   std::vector<std::pair<std::string, Rect>> tour_rects;
+  TimelineView timeline;
 
   // The demos in lesson order (01 first): the tour panel's entries.
   static std::vector<std::string> tour();
@@ -124,6 +157,12 @@ struct App {
   // Selects the drawn graph's root (the node the snapshot was taken from), if it has one.
   void select_root();
   void set_grad_norms(std::vector<ParamNorm> norms);
+  // The timeline panel: a trace file (load_timeline; a glass::Error names what is wrong
+  // with it), a timeline made elsewhere, or this process's simulated GPU, live — with
+  // lesson 08's pipeline running on it when `run_pipeline` (cuda::use_simulator() first).
+  void open_timeline(const std::string& trace_path);
+  void set_timeline(Timeline t);
+  void open_live_timeline(bool run_pipeline);
 
   // Runs one training step when playing, then draws every panel. Call between
   // ImGui::NewFrame() and ImGui::Render().
@@ -141,10 +180,12 @@ struct App {
   void gradient_panel();
   void training_panel();
   void tour_panel();
+  void timeline_panel();
 
  private:
   void ensure_layout();
   void training_step();
+  void timeline_step();  // live: one pipeline step, and the records re-read when due
 };
 
 // The per-parameter gradient norms of a module's parameters (undefined grads: 0).

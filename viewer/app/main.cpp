@@ -4,6 +4,8 @@
 //   glass-viewer --train                           train the Fashion-MNIST MLP in the app
 //   glass-viewer --demo tanh_mlp --screenshot g.png --frames 3 [--egl] [--graph-only]
 //   glass-viewer --tensor 3,4 --view 'select(0, 1)' --view 'select(1, 2)' --stride-only
+//   glass-viewer --timeline trace.json             the simulated GPU's Chrome trace, as lanes
+//   glass-viewer --timeline-live                   lesson 08's pipeline on the simulated GPU
 //
 // Usage errors print what was wrong and exit 2; a screenshot run exits 0 once the PNG is
 // written. Everything drawn comes from viewer/app/app.h; this file only owns the loop.
@@ -37,12 +39,19 @@ constexpr const char* kUsage = R"(usage: glass-viewer [options]
   --view RECIPE       a view of it written as code, e.g. 't().slice(0, 0, 3, 2)'; a second
                       --view is shown beside the first (view B), with the cells they share
   --stride-only       draw only the stride lab, filling the window
+  --timeline FILE     open the Chrome trace JSON the simulated GPU wrote
+                      (simulator().write_chrome_trace(path)): one lane per stream and
+                      engine, the host's enqueue marks; hover a span for its op and times
+  --timeline-live     run lesson 08's copy/compute pipeline on the simulated GPU and
+                      watch its timeline live
+  --all-panels        with --timeline or --timeline-live: every panel, not the timeline alone
   --egl               render with EGL on Mesa's surfaceless platform (no X server needed;
                       only with --screenshot: there is no window to show)
   --list              list the demos
   --help              this text
 In the graph: drag or wheel to scroll (Shift+wheel: sideways), Ctrl+wheel to zoom,
 Ctrl + / Ctrl - for larger or smaller labels (Ctrl 0: the default), click to select.
+In the timeline: Ctrl+wheel zooms in time, drag or Shift+wheel pans, wheel scrolls lanes.
 )";
 
 int to_int(const std::string& flag, const std::string& s) {
@@ -57,7 +66,8 @@ int run(int argc, char** argv) {
   namespace app = glass::viz::app;
   std::string demo = app::App::kDefaultDemo, screenshot;
   bool train = false, graph_only = false, stride_only = false;
-  std::string tensor;
+  bool timeline_live = false, all_panels = false;
+  std::string tensor, timeline;
   std::vector<std::string> views;
   int frames = 3;
   app::WindowOptions window;
@@ -97,6 +107,12 @@ int run(int argc, char** argv) {
     } else if (a == "--view") {
       views.push_back(value());
       GLASS_CHECK(views.size() <= 2, "--view: the stride lab shows two views, A and B");
+    } else if (a == "--timeline") {
+      timeline = value();
+    } else if (a == "--timeline-live") {
+      timeline_live = true;
+    } else if (a == "--all-panels") {
+      all_panels = true;
     } else if (a == "--egl") {
       window.egl = true;
     } else {
@@ -105,6 +121,10 @@ int run(int argc, char** argv) {
   }
   GLASS_CHECK(!window.egl || !screenshot.empty(),
               "--egl renders off screen: use it with --screenshot FILE");
+  GLASS_CHECK(timeline.empty() || !timeline_live,
+              "--timeline FILE and --timeline-live are two timelines; give one of them");
+  GLASS_CHECK(!all_panels || !timeline.empty() || timeline_live,
+              "--all-panels goes with --timeline FILE or --timeline-live");
 
   app::App ui;  // opened before any window, so a bad --demo fails without a display
   if (train) {
@@ -122,6 +142,10 @@ int run(int argc, char** argv) {
   }
   if (graph_only) ui.panels = app::Panels::GraphOnly;
   if (stride_only) ui.panels = app::Panels::StrideOnly;
+  // A trace that cannot be read fails here, before any window (exit 2, naming the file).
+  if (!timeline.empty()) ui.open_timeline(timeline);
+  if (timeline_live) ui.open_live_timeline(/*run_pipeline=*/true);
+  if ((!timeline.empty() || timeline_live) && !all_panels) ui.panels = app::Panels::TimelineOnly;
   window.title = ui.title;
   window.visible = screenshot.empty();
   app::Window w(window);
@@ -137,7 +161,11 @@ int run(int argc, char** argv) {
     if (!screenshot.empty() && frame + 1 >= frames) {
       app::write_png(screenshot, w.read_pixels(), w.width(), w.height());
       std::cout << "wrote " << screenshot << " (" << w.width() << "x" << w.height() << ", "
-                << frames << " frames, " << ui.graph.drawn.nodes.size() << " nodes)\n";
+                << frames << " frames, " << ui.graph.drawn.nodes.size() << " nodes";
+      if (ui.timeline.open())
+        std::cout << ", " << ui.timeline.timeline.ops.size() << " timeline ops in "
+                  << ui.timeline.timeline.lanes.size() << " lanes";
+      std::cout << ")\n";
       return 0;
     }
     w.present();

@@ -1,11 +1,12 @@
 // viewer/tools/glass_dot.cpp — glass-dot: a lesson's computation graph, or a stride
-// picture, as DOT, SVG or PNG.
+// picture, as DOT, SVG or PNG; or the simulated GPU's timeline, as SVG.
 //
 //   glass-dot --list
 //   glass-dot --demo mlp                                  # DOT text on stdout
 //   glass-dot --demo mlp --format svg --out mlp.svg --collapse
 //   glass-dot --demo if_else --forward --format png --out if_else.png
 //   glass-dot --tensor 3,4 --view 't()' --highlight 1,2 --out transpose.svg
+//   glass-dot --timeline trace.json --out timeline.svg   # write_chrome_trace()'s file
 //
 // The lessons' README figures are made with it, so a picture always shows what the code
 // does. Exit status: 0 on success, 2 for a bad command line (the message says which
@@ -25,6 +26,7 @@
 #include "viewer/graphviz.h"
 #include "viewer/modules.h"
 #include "viewer/stride_dot.h"
+#include "viewer/timeline.h"
 #include "viewer/view_recipe.h"
 
 namespace {
@@ -36,6 +38,7 @@ const char* kUsage =
     "\n"
     "usage: glass-dot --demo NAME [--format dot|svg|png] [--out FILE] [options]\n"
     "       glass-dot --tensor SIZES [--view RECIPE]... [--highlight INDEX] [--out FILE]\n"
+    "       glass-dot --timeline TRACE.json [--out FILE.svg] [--width PX]\n"
     "       glass-dot --list\n"
     "\n"
     "  --demo NAME     the model to draw (--list names them)\n"
@@ -60,6 +63,13 @@ const char* kUsage =
     "                  0-dim view): its arrow is red and the caption evaluates the formula\n"
     "  --no-arrows     only the highlighted element's arrow\n"
     "  --values        storage cells show their values (indices below) instead of indices\n"
+    "\n"
+    "timelines (lesson 08): what the simulated GPU ran, one lane per stream and engine\n"
+    "  --timeline FILE the Chrome trace JSON the simulator wrote "
+    "(simulator().write_chrome_trace);\n"
+    "                  drawn as SVG without Graphviz: spans per stream and engine, the host's\n"
+    "                  enqueue marks, pinned copies solid and pageable ones hatched\n"
+    "  --width PX      the SVG's width in pixels (default 1200)\n"
     "  --help          this text\n";
 
 struct Args {
@@ -71,6 +81,9 @@ struct Args {
   std::optional<std::string> highlight;
   std::vector<std::string> views;
   viz::StrideDotOptions stride;
+  // Timelines.
+  std::string timeline;
+  std::optional<std::string> width;
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -118,6 +131,10 @@ Args parse(int argc, char** argv) {
       a.stride.arrows = false;
     else if (arg == "--values")
       a.stride.storage_values = true;
+    else if (arg == "--timeline")
+      a.timeline = value();
+    else if (arg == "--width")
+      a.width = value();
     else if (arg == "--help" || arg == "-h")
       a.help = true;
     else
@@ -129,6 +146,45 @@ Args parse(int argc, char** argv) {
 bool ends_with(const std::string& s, const char* suffix) {
   size_t n = std::strlen(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// glass-dot --timeline: the whole picture is made before anything is written, so a file
+// that is missing, is not JSON or is not the simulator's trace is a usage error (exit 2).
+int draw_timeline(const Args& a) {
+  if (!a.demo.empty() || !a.tensor.empty())
+    usage_error("--timeline draws a trace, not a graph or a stride picture; drop --demo/--tensor");
+  if (!a.views.empty() || a.highlight)
+    usage_error("--view and --highlight belong to stride pictures, not to --timeline");
+  if ((!a.format.empty() && a.format != "svg") || ends_with(a.out, ".png") ||
+      ends_with(a.out, ".dot"))
+    usage_error(
+        "--timeline draws SVG only (plain SVG text, no Graphviz): use --format svg, or an "
+        "--out FILE ending in .svg");
+  viz::TimelineSvgOptions options;
+  if (a.width) {
+    char* end = nullptr;
+    const long w = std::strtol(a.width->c_str(), &end, 10);
+    if (a.width->empty() || *end != '\0' || w < 300 || w > 100000)
+      usage_error("--width needs a width in pixels from 300 to 100000, got '" + *a.width + "'");
+    options.width = static_cast<int>(w);
+  }
+  std::string svg;
+  try {
+    svg = viz::timeline_to_svg(viz::load_timeline(a.timeline), options);
+  } catch (const glass::Error& e) {
+    usage_error(e.what());
+  }
+  if (a.out.empty()) {
+    std::cout << svg;
+    return 0;
+  }
+  std::ofstream file(a.out, std::ios::binary);
+  file << svg;
+  if (!file.flush()) {
+    std::cerr << "glass-dot: could not write " << a.out << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -144,6 +200,8 @@ int main(int argc, char** argv) {
       std::printf("%-10s %s\n", d.name.c_str(), d.description.c_str());
     return 0;
   }
+  if (!a.timeline.empty()) return draw_timeline(a);
+  if (a.width) usage_error("--width sizes a timeline: give --timeline TRACE.json");
   if (a.demo.empty() == a.tensor.empty())
     usage_error(a.demo.empty()
                     ? "say what to draw: --demo NAME (--list names them) or --tensor SIZES"
