@@ -1,17 +1,21 @@
 // cuda/kernels/elementwise.cuh — the elementwise kernels every pointwise op runs through.
 //
-// PyTorch's scheme, in miniature: a block of 128 threads covers 1024 consecutive
-// elements, 8 per thread. When every operand is one flat run, a thread takes its elements
-// in groups of 4 neighbours (one 16-byte load of floats on a GPU, PyTorch's vectorized
-// path), the groups of a warp's 32 threads side by side: one coalesced 512-byte access.
-// Otherwise a thread's elements are 128 apart, so a warp still touches 32 neighbours at
-// once, and the OffsetCalculator finds each element's bytes. The math of the op is a
-// small functor (F) applied per element.
+// PyTorch's scheme, in miniature: a block of 128 threads covers 2048 consecutive
+// elements, 16 per thread. When every operand is one flat run, a thread takes its
+// elements in groups of 4 neighbours (one aligned 16-byte load of floats on a GPU,
+// PyTorch's vectorized path), the groups of a warp's 32 threads side by side: one
+// coalesced 512-byte access. Otherwise a thread's elements are 128 apart, so a warp still
+// touches 32 neighbours at once, and the OffsetCalculator finds each element's bytes. The
+// math of the op is a small functor (F) applied per element.
 //
-// Why 8 per thread and not 4: the simulator pays to start each simulated thread (a GPU
-// does not), and with 4 that start-up was most of c = a + b's time (bench_cuda, 16M
-// floats: 57 ms with 4, 23 ms with 8, 22 ms with 16). A GPU is memory-bound here either
-// way, with 16K blocks for 16M elements.
+// Why 16 per thread: a GPU is memory-bound here whatever the number (16M elements still
+// make 8K blocks), but the simulator pays to start each simulated thread, and on it the
+// number decides the speed. c = a + b on 16M floats, simulated on 2 cores (bench_cuda;
+// the CPU backend takes 4.3 ms):
+//   4 per thread, one element at a time ..........  57 ms
+//   8 per thread ..................................  23 ms
+//   8 per thread, 4-element Vec loads .............  17.6 ms
+//   16 per thread, 4-element Vec loads ............  12.6 ms  (0.34x the CPU backend)
 //
 // An input may be a value instead of memory: a CPU scalar (x * 2) is passed as a kernel
 // argument, never copied to the device (the *_is_value flags).
@@ -31,7 +35,7 @@
 namespace glass::cuda::GLASS_KERNEL_NS {
 
 inline constexpr int kElementwiseThreads = 128;
-inline constexpr int kElementsPerThread = 8;
+inline constexpr int kElementsPerThread = 16;
 inline constexpr int kVec = 4;  // neighbours per group in the flat kernels
 
 template <class T>
@@ -44,17 +48,43 @@ __device__ __forceinline__ void store(gptr<char> base, int64_t offset, T value) 
   *reinterpret_cast<T*>(&base[offset]) = value;
 }
 
-// Calls f(i) for each of this thread's elements of a flat run of n: groups of kVec
-// neighbours, kElementwiseThreads groups apart.
-template <class F>
-__device__ __forceinline__ void for_each_flat_element(int64_t n, F&& f) {
+// kVec neighbouring elements, aligned so that a GPU moves them in one load or store (16
+// bytes of floats: PyTorch's aligned_vector). In the simulator it is one translated
+// access instead of four, and the op over its lanes is a loop the compiler vectorizes.
+template <class T>
+struct alignas(sizeof(T) * kVec) Vec {
+  T lane[kVec];
+};
+
+template <class T>
+__device__ __forceinline__ Vec<T> load_vec(gptr<const char> base, int64_t first) {
+  return *reinterpret_cast<const Vec<T>*>(&base[first * int64_t(sizeof(T))]);
+}
+
+template <class T>
+__device__ __forceinline__ void store_vec(gptr<char> base, int64_t first, const Vec<T>& x) {
+  *reinterpret_cast<Vec<T>*>(&base[first * int64_t(sizeof(T))]) = x;
+}
+
+template <class T>
+__device__ __forceinline__ Vec<T> splat(T value) {
+  Vec<T> x;
+  for (int v = 0; v < kVec; ++v) x.lane[v] = value;
+  return x;
+}
+
+// This thread's part of a flat run of n elements: groups of kVec neighbours, one group
+// per thread side by side, kElementwiseThreads groups apart. group(first) handles a whole
+// group; one(i) the elements of the run's last, partial group.
+template <class Group, class One>
+__device__ __forceinline__ void for_each_flat_group(int64_t n, Group&& group, One&& one) {
   const int64_t block_start = int64_t(blockIdx.x) * kElementwiseThreads * kElementsPerThread;
   for (int k = 0; k < kElementsPerThread / kVec; ++k) {
     const int64_t first = block_start + (int64_t(k) * kElementwiseThreads + threadIdx.x) * kVec;
     if (first + kVec <= n) {
-      for (int v = 0; v < kVec; ++v) f(first + v);
+      group(first);
     } else {  // the tail of the run; later groups lie beyond it
-      for (int64_t i = first; i < n; ++i) f(i);
+      for (int64_t i = first; i < n; ++i) one(i);
       return;
     }
   }
@@ -72,7 +102,10 @@ __device__ __forceinline__ int64_t first_element() {
 // cost more than the addition itself.
 template <class T>
 __global__ void fill_flat_kernel(int64_t n, gptr<char> out, T value) {
-  for_each_flat_element(n, [&](int64_t i) { store<T>(out, i * int64_t(sizeof(T)), value); });
+  const Vec<T> values = splat(value);
+  for_each_flat_group(
+      n, [&](int64_t first) { store_vec<T>(out, first, values); },
+      [&](int64_t i) { store<T>(out, i * int64_t(sizeof(T)), value); });
 }
 
 template <class T>
@@ -87,9 +120,17 @@ __global__ void fill_kernel(int64_t n, OffsetCalculator<1> calc, gptr<char> out,
 
 template <class Out, class In, class F>
 __global__ void unary_flat_kernel(int64_t n, gptr<char> out, gptr<const char> in, F f) {
-  for_each_flat_element(n, [&](int64_t i) {
-    store<Out>(out, i * int64_t(sizeof(Out)), f(load<In>(in, i * int64_t(sizeof(In)))));
-  });
+  for_each_flat_group(
+      n,
+      [&](int64_t first) {
+        const Vec<In> x = load_vec<In>(in, first);
+        Vec<Out> r;
+        for (int v = 0; v < kVec; ++v) r.lane[v] = f(x.lane[v]);
+        store_vec<Out>(out, first, r);
+      },
+      [&](int64_t i) {
+        store<Out>(out, i * int64_t(sizeof(Out)), f(load<In>(in, i * int64_t(sizeof(In)))));
+      });
 }
 
 template <class Out, class In, class F>
@@ -106,12 +147,21 @@ __global__ void unary_kernel(int64_t n, OffsetCalculator<2> calc, gptr<char> out
 template <class Out, class T, class F>
 __global__ void binary_flat_kernel(int64_t n, gptr<char> out, gptr<const char> a, bool a_is_value,
                                    T a_value, gptr<const char> b, bool b_is_value, T b_value, F f) {
-  for_each_flat_element(n, [&](int64_t i) {
-    const int64_t off = i * int64_t(sizeof(T));
-    const T x = a_is_value ? a_value : load<T>(a, off);
-    const T y = b_is_value ? b_value : load<T>(b, off);
-    store<Out>(out, i * int64_t(sizeof(Out)), f(x, y));
-  });
+  for_each_flat_group(
+      n,
+      [&](int64_t first) {
+        const Vec<T> x = a_is_value ? splat(a_value) : load_vec<T>(a, first);
+        const Vec<T> y = b_is_value ? splat(b_value) : load_vec<T>(b, first);
+        Vec<Out> r;
+        for (int v = 0; v < kVec; ++v) r.lane[v] = f(x.lane[v], y.lane[v]);
+        store_vec<Out>(out, first, r);
+      },
+      [&](int64_t i) {
+        const int64_t off = i * int64_t(sizeof(T));
+        const T x = a_is_value ? a_value : load<T>(a, off);
+        const T y = b_is_value ? b_value : load<T>(b, off);
+        store<Out>(out, i * int64_t(sizeof(Out)), f(x, y));
+      });
 }
 
 template <class Out, class T, class F>
@@ -135,10 +185,13 @@ inline Dim3 elementwise_grid(int64_t n) {
   return Dim3(static_cast<unsigned>((n + per_block - 1) / per_block));
 }
 
-// True when operand k is one run of consecutive elements of `elem_size` bytes (or a
-// value), so the kernel can skip the offset arithmetic.
+// True when operand k is one run of consecutive elements of `elem_size` bytes whose
+// first element is aligned for a Vec (so the flat kernels may move kVec at a time); a
+// view that starts mid-vector takes the general kernel.
 inline bool operand_is_flat(const TensorIterator& iter, int k, int64_t elem_size) {
-  return iter.ndim() == 0 || (iter.ndim() == 1 && iter.strides(k)[0] == elem_size);
+  const bool one_run = iter.ndim() == 0 || (iter.ndim() == 1 && iter.strides(k)[0] == elem_size);
+  const auto address = reinterpret_cast<uintptr_t>(iter.data_ptr(k));
+  return one_run && address % static_cast<uintptr_t>(elem_size * kVec) == 0;
 }
 
 // "add<float32>": what the timeline and error messages call a launch.

@@ -54,8 +54,10 @@ class Arena {
 
   int devices_;
   size_t bytes_per_device_;
-  uintptr_t base_ = 0;  // the device view (PROT_NONE)
-  char* host_ = nullptr;
+  uintptr_t base_ = 0;    // the device view (PROT_NONE)
+  char* host_ = nullptr;  // the accessible view, 2 MiB-aligned inside host_mapping_
+  void* host_mapping_ = nullptr;
+  size_t host_bytes_ = 0;
   size_t total_ = 0;
   void* reservation_ = nullptr;  // what munmap gets back (base_ is aligned inside it)
   size_t reservation_bytes_ = 0;

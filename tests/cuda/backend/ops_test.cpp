@@ -100,6 +100,32 @@ TEST_F(CudaOps, BroadcastingAndStridedOperands) {
   EXPECT_TRUE(glass::equal(t.cpu(), x.t().contiguous()));
 }
 
+// The flat kernels move 4 neighbours at a time: whole blocks, a partial last block, a
+// partial last group, and views that start mid-group (which take the general kernel).
+TEST_F(CudaOps, FlatKernelsHandleTailsAndMisalignedViews) {
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{2048}, int64_t{2048 * 3 + 5}}) {
+    Tensor a = glass::arange(n).to(glass::kFloat);
+    Tensor b = glass::arange(n).to(glass::kFloat) * 0.5;
+    Tensor ad = a.cuda(), bd = b.cuda();
+    EXPECT_TRUE(glass::equal((ad + bd).cpu(), a + b)) << n;
+    EXPECT_TRUE(glass::equal((ad < bd + 1).cpu(), a < b + 1)) << n;  // Bool output
+    EXPECT_TRUE(glass::equal(ad.neg().cpu(), a.neg())) << n;
+    Tensor f = glass::empty({n}, glass::kCUDA);
+    f.fill_(2);
+    EXPECT_TRUE(glass::equal(f.cpu(), glass::full({n}, 2.0))) << n;
+  }
+  Tensor a = glass::arange(4099).to(glass::kFloat);
+  Tensor ad = a.cuda();
+  for (int64_t offset : {1, 2, 3}) {
+    Tensor v = ad.slice(0, offset, 4099), w = a.slice(0, offset, 4099);
+    EXPECT_TRUE(glass::equal((v * 3).cpu(), w * 3)) << offset;
+    EXPECT_TRUE(glass::allclose(v.exp().cpu(), w.exp(), 1e-6, 0)) << offset;
+    Tensor out = ad.slice(0, 0, 4099 - offset).clone();
+    out.copy_(v);  // a device-to-device copy from a view that starts mid-group
+    EXPECT_TRUE(glass::equal(out.cpu(), w)) << offset;
+  }
+}
+
 TEST_F(CudaOps, UnaryOpsMatchTheCpu) {
   Tensor x = mixed_values();
   Tensor pos = x.abs() + 0.5;
