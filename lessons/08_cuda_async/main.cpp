@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "cuda/host_allocator.h"
+#include "cuda/sim/gate.h"
 #include "cuda/sim/kernel_launch.h"
 #include "cuda/sim/sim_runtime.h"
 #include "cuda/sim/timeline.h"
@@ -118,29 +119,10 @@ const sim::TimelineRecord* find_record(const std::vector<sim::TimelineRecord>& r
 
 // [SECTION] the gate ---------------------------------------------------------------------
 
-// A kernel that does nothing until the host opens it. Everything queued on its stream
-// after it waits, as it would behind a long kernel on a GPU, but for exactly as long as the
-// program decides. (simulator().hold(s) also stops a stream, but a synchronize on a held
-// stream is reported as an error — it could never return — so to *watch* a call wait, the
-// program uses a gate.) Simulator only: the launch is the simulator's KernelLaunch.
-class Gate {
- public:
-  explicit Gate(const cuda::CUDAStream& s) {
-    sim::KernelLaunch k;
-    k.name = "gate";
-    k.run_block = [open = open_](cuda::Dim3) {
-      while (!open->load()) std::this_thread::yield();
-    };
-    sim::enqueue_kernel(s, std::move(k));
-  }
-  ~Gate() { open(); }
-  Gate(const Gate&) = delete;
-  Gate& operator=(const Gate&) = delete;
-  void open() { open_->store(true); }
-
- private:
-  std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(false);
-};
+// A Gate (cuda/sim/gate.h) is a kernel that does nothing until the host opens it.
+// Everything queued on its stream after it waits, as it would behind a long kernel on a
+// GPU, but for exactly as long as the program decides. Simulator only.
+using sim::Gate;
 
 // Runs `call` on a second host thread whose current stream is s, while `gate` (on s) is
 // closed, and says whether the call returned before the gate opened. A call that waits for

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda/sim/gate.h"
 #include "cuda/sim/kernel_launch.h"
 #include "cuda/sim/sim_runtime.h"
 #include "cuda/sim/timeline.h"
@@ -28,6 +29,7 @@ namespace glass::lesson08 {
 namespace {
 
 namespace sim = cuda::sim;
+using sim::Gate;  // a kernel that waits until the test opens it
 using Clock = std::chrono::steady_clock;
 
 sim::SimRuntime& simulator() { return sim::simulator(); }
@@ -189,27 +191,6 @@ TEST_F(Lesson08, Exercise2ValuesAreRight) {
     EXPECT_TRUE(equal(result, compute(batch))) << "relu((batch - 0.5) * 2), computed on cuda:0";
   }
 }
-
-// A kernel that does nothing until the test opens it: everything queued after it on its
-// stream waits, for as long as the test decides.
-class Gate {
- public:
-  explicit Gate(const cuda::CUDAStream& s) {
-    sim::KernelLaunch k;
-    k.name = "gate";
-    k.run_block = [open = open_](cuda::Dim3) {
-      while (!open->load()) std::this_thread::yield();
-    };
-    sim::enqueue_kernel(s, std::move(k));
-  }
-  ~Gate() { open(); }
-  Gate(const Gate&) = delete;
-  Gate& operator=(const Gate&) = delete;
-  void open() { open_->store(true); }
-
- private:
-  std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(false);
-};
 
 TEST_F(Lesson08, Exercise2OnlyTheResultMakesTheHostWait) {
   manual_seed(9);
