@@ -28,22 +28,18 @@
 namespace glass::cuda {
 namespace {
 
-bool is_flat(const Tensor& t) { return t.is_contiguous(); }
-
-size_t nbytes_of(const Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
-
 // Tells the pinned allocator that a queued copy uses the block behind `host`.
 void note_pinned_use(const Tensor& host, const CUDAStream& stream) {
   host_allocator_record_event(host.storage().data(), stream);
 }
 
 void host_to_device(const Tensor& dst, const Tensor& src, bool non_blocking) {
-  if (dst.dtype() != src.dtype() || !is_flat(src)) {
+  if (dst.dtype() != src.dtype() || !src.is_contiguous()) {
     // Convert and compact on the CPU, then copy that; the temporary is pageable, so the
     // bytes are staged before the call returns and it may die right after.
     return host_to_device(dst, src.to(dst.dtype()).contiguous(), non_blocking);
   }
-  if (!is_flat(dst)) {
+  if (!dst.is_contiguous()) {
     Tensor staging = empty(dst.sizes(), TensorOptions().dtype(dst.dtype()).device(dst.device()));
     host_to_device(staging, src, non_blocking);
     Tensor(dst).copy_(staging);  // a device kernel, queued on the same stream
@@ -51,8 +47,8 @@ void host_to_device(const Tensor& dst, const Tensor& src, bool non_blocking) {
   }
   CUDAGuard guard(dst.device());
   const CUDAStream stream = getCurrentCUDAStream(static_cast<DeviceIndex>(dst.device().index()));
-  runtime().memcpy_async(dst.data_ptr(), src.data_ptr(), nbytes_of(src), CopyKind::HostToDevice,
-                         stream);
+  runtime().memcpy_async(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(src.nbytes()),
+                         CopyKind::HostToDevice, stream);
   if (!non_blocking) {
     stream.synchronize();
   } else if (src.is_pinned()) {
@@ -61,11 +57,11 @@ void host_to_device(const Tensor& dst, const Tensor& src, bool non_blocking) {
 }
 
 void device_to_host(const Tensor& dst, const Tensor& src, bool non_blocking) {
-  if (dst.dtype() != src.dtype() || !is_flat(src)) {
+  if (dst.dtype() != src.dtype() || !src.is_contiguous()) {
     // Convert and compact on the device (a kernel), then copy the bytes.
     return device_to_host(dst, src.to(dst.dtype()).contiguous(), non_blocking);
   }
-  if (!is_flat(dst)) {
+  if (!dst.is_contiguous()) {
     // The scatter into dst's strides runs on the CPU, so the bytes must have arrived.
     Tensor staging = empty(dst.sizes(), TensorOptions().dtype(dst.dtype()));
     device_to_host(staging, src, false);
@@ -74,8 +70,8 @@ void device_to_host(const Tensor& dst, const Tensor& src, bool non_blocking) {
   }
   CUDAGuard guard(src.device());
   const CUDAStream stream = getCurrentCUDAStream(static_cast<DeviceIndex>(src.device().index()));
-  runtime().memcpy_async(dst.data_ptr(), src.data_ptr(), nbytes_of(src), CopyKind::DeviceToHost,
-                         stream);
+  runtime().memcpy_async(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(src.nbytes()),
+                         CopyKind::DeviceToHost, stream);
   if (non_blocking && dst.is_pinned()) {
     note_pinned_use(dst, stream);
   } else {
@@ -94,10 +90,10 @@ void order_after(const CUDAStream& earlier, const CUDAStream& later) {
 }
 
 void device_to_device(const Tensor& dst, const Tensor& src) {
-  if (dst.dtype() != src.dtype() || !is_flat(src)) {
+  if (dst.dtype() != src.dtype() || !src.is_contiguous()) {
     return device_to_device(dst, src.to(dst.dtype()).contiguous());
   }
-  if (!is_flat(dst)) {
+  if (!dst.is_contiguous()) {
     Tensor staging = empty(dst.sizes(), TensorOptions().dtype(dst.dtype()).device(dst.device()));
     device_to_device(staging, src);
     Tensor(dst).copy_(staging);
@@ -110,8 +106,8 @@ void device_to_device(const Tensor& dst, const Tensor& src) {
   const CUDAStream dst_stream =
       getCurrentCUDAStream(static_cast<DeviceIndex>(dst.device().index()));
   order_after(dst_stream, src_stream);
-  runtime().memcpy_async(dst.data_ptr(), src.data_ptr(), nbytes_of(src), CopyKind::DeviceToDevice,
-                         src_stream);
+  runtime().memcpy_async(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(src.nbytes()),
+                         CopyKind::DeviceToDevice, src_stream);
   order_after(src_stream, dst_stream);
 }
 

@@ -6,6 +6,7 @@
 // the rest of the process (tensors hold its addresses).
 #include "cuda/runtime.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -24,6 +25,9 @@ struct State {
   Choice choice = Choice::Unchosen;
   Runtime* active = nullptr;
   std::string why_none;  // for the error message when there is no runtime
+  // `active` once it is set, for the lock-free path every op takes (a stream lookup, a
+  // launch, an allocation each ask for the runtime). Never changes after that.
+  std::atomic<Runtime*> published{nullptr};
 };
 
 State& state() {
@@ -48,6 +52,7 @@ void choose_locked(State& s) {
   if (want == "sim") {
     s.active = &sim::simulator();
     s.choice = Choice::Sim;
+    s.published.store(s.active, std::memory_order_release);
     return;
   }
   std::string gpu_error;
@@ -55,6 +60,7 @@ void choose_locked(State& s) {
   if (gpu != nullptr && gpu->device_count() > 0) {
     s.active = gpu;
     s.choice = Choice::Gpu;
+    s.published.store(s.active, std::memory_order_release);
     return;
   }
   GLASS_CHECK(
@@ -77,6 +83,7 @@ const char* to_string(CopyKind kind) {
 
 Runtime& runtime() {
   State& s = state();
+  if (Runtime* r = s.published.load(std::memory_order_acquire)) return *r;
   std::lock_guard<std::mutex> lock(s.mu);
   choose_locked(s);
   GLASS_CHECK(s.active != nullptr, "CUDA is not available: ", s.why_none,
@@ -93,14 +100,15 @@ void use_simulator() {
               "before the first CUDA call (or set GLASS_CUDA=sim)");
   s.active = &sim::simulator();
   s.choice = Choice::Sim;
+  s.published.store(s.active, std::memory_order_release);
 }
 
 bool is_available() { return device_count() > 0; }
 
 int device_count() {
   State& s = state();
-  Runtime* r = nullptr;
-  {
+  Runtime* r = s.published.load(std::memory_order_acquire);
+  if (r == nullptr) {
     std::lock_guard<std::mutex> lock(s.mu);
     choose_locked(s);
     r = s.active;
@@ -110,6 +118,7 @@ int device_count() {
 
 bool is_simulated() {
   State& s = state();
+  if (Runtime* r = s.published.load(std::memory_order_acquire)) return r->is_simulated();
   std::lock_guard<std::mutex> lock(s.mu);
   choose_locked(s);
   return s.choice == Choice::Sim;

@@ -15,6 +15,7 @@
 #include "core/cpu/cpu_kernels.h"
 #include "core/cpu/cpu_loop.h"
 #include "core/cpu/vec_math.h"
+#include "core/scalar_ops.h"
 
 namespace glass::cpu {
 namespace {
@@ -33,42 +34,10 @@ inline T select(bool c, T a, T b) {
   }
 }
 
-template <class T>
-constexpr bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) return x != x;
-  return false;
-}
-
-template <class T>
-T max_propagate_nan(T a, T b) {
-  if (is_nan(a)) return a;
-  if (is_nan(b)) return b;
-  return a > b ? a : b;
-}
-
-template <class T>
-T min_propagate_nan(T a, T b) {
-  if (is_nan(a)) return a;
-  if (is_nan(b)) return b;
-  return a < b ? a : b;
-}
-
-// Integer power by squaring; negative exponents give 0 except for bases 1 and -1.
-template <class T>
-T int_pow(T base, T exp) {
-  if (exp < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (exp & 1) ? -1 : 1;
-    return 0;
-  }
-  T result = 1;
-  while (exp) {
-    if (exp & 1) result *= base;
-    exp >>= 1;
-    base *= base;
-  }
-  return result;
-}
+using scalar_ops::int_pow;
+using scalar_ops::is_nan;
+using scalar_ops::max_propagate_nan;
+using scalar_ops::min_propagate_nan;
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // cuda/kernels/pointwise_ops.cuh — the math of each elementwise op, as device functors.
 //
-// One functor per op, with the semantics of the CPU kernels (core/cpu/cpu_pointwise.cpp)
+// One functor per op, with the semantics of the CPU kernels (core/cpu/cpu_pointwise.cpp;
+// the rules where plain C++ differs from PyTorch come from one place, core/scalar_ops.h)
 // — NaN propagates through maximum/minimum, relu(NaN) is NaN, integer pow by squaring,
 // PyTorch's Bool arithmetic — so a CUDA result equals the CPU's up to the last bits of
 // transcendental functions. Math goes through the C functions (expf, exp, ...) that
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/scalar_ops.h"
 #include "cuda/kernel.h"
 
 namespace glass::cuda::GLASS_KERNEL_NS {
@@ -32,11 +34,6 @@ GLASS_DEVICE_MATH(d_fabs, fabs)
 #undef GLASS_DEVICE_MATH
 __device__ __forceinline__ float d_pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double d_pow(double a, double b) { return pow(a, b); }
-
-template <class T>
-__device__ __forceinline__ bool d_isnan(T x) {
-  return x != x;  // false for integers
-}
 
 // ---- unary ----------------------------------------------------------------------------
 template <class T>
@@ -108,7 +105,7 @@ struct GeluTanhOp {
 template <class T>
 struct SignOp {
   __device__ T operator()(T x) const {
-    if (d_isnan(x)) return x;
+    if (scalar_ops::is_nan(x)) return x;
     return static_cast<T>((T(0) < x) - (x < T(0)));
   }
 };
@@ -143,15 +140,8 @@ struct DivOp {
 template <class T>
 struct PowOp {
   __device__ T operator()(T base, T exp) const {
-    if constexpr (std::is_integral_v<T>) {  // integers: by squaring
-      if (exp < 0) return base == 1 ? T(1) : base == -1 ? ((exp & 1) ? T(-1) : T(1)) : T(0);
-      T result = 1;
-      while (exp) {
-        if (exp & 1) result *= base;
-        exp >>= 1;
-        base *= base;
-      }
-      return result;
+    if constexpr (std::is_integral_v<T>) {
+      return scalar_ops::int_pow(base, exp);
     } else {
       return d_pow(base, exp);
     }
@@ -159,19 +149,11 @@ struct PowOp {
 };
 template <class T>
 struct MaximumOp {
-  __device__ T operator()(T a, T b) const {
-    if (d_isnan(a)) return a;
-    if (d_isnan(b)) return b;
-    return a > b ? a : b;
-  }
+  __device__ T operator()(T a, T b) const { return scalar_ops::max_propagate_nan(a, b); }
 };
 template <class T>
 struct MinimumOp {
-  __device__ T operator()(T a, T b) const {
-    if (d_isnan(a)) return a;
-    if (d_isnan(b)) return b;
-    return a < b ? a : b;
-  }
+  __device__ T operator()(T a, T b) const { return scalar_ops::min_propagate_nan(a, b); }
 };
 template <class T>
 struct EqOp {
