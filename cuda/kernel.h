@@ -14,8 +14,13 @@
 //
 //   gptr<T>                          global memory: T* under nvcc, an instrumented pointer
 //                                    in the simulator (cuda/sim/gptr.h)
+//   gptr_cast<U>(p)                  p as a gptr<U>: a multi-element (vector) access that the
+//                                    simulator counts and bounds-checks whole
 //   GLASS_SHARED(T, name, N)         a shared array (T may itself be an array: float[33])
 //   GLASS_DYNAMIC_SHARED(T, name)    the launch's dynamic shared memory, as a T*
+//   GLASS_FLOPS(n)                   n floating-point operations of this thread, for the
+//                                    simulator's counters (cuda/sim/kernel_stats.h); a
+//                                    no-op under nvcc
 //   GLASS_KERNEL_NS                  gpu under nvcc, sim otherwise: the namespace (inside
 //                                    glass::cuda) that holds a .cu file's kernels and host
 //                                    launchers, so both builds link into one library
@@ -32,6 +37,11 @@
 namespace glass::cuda {
 template <class T>
 using gptr = T*;
+// gptr_cast<U>(p): p as a U* (cuda/sim/gptr.h says why kernels use it).
+template <class U, class T>
+__host__ __device__ __forceinline__ U* gptr_cast(T* p) {
+  return reinterpret_cast<U*>(p);
+}
 }  // namespace glass::cuda
 
 #define GLASS_SHARED(T, name, N) __shared__ ::std::type_identity_t<T> name[N]
@@ -41,6 +51,8 @@ using gptr = T*;
   extern __shared__ __align__(16) unsigned char glass_dynamic_shared_##name[]; \
   T* const name = reinterpret_cast<T*>(glass_dynamic_shared_##name)
 #define GLASS_KERNEL_NS gpu
+// Counts flops for the simulator's arithmetic intensity; n is not evaluated on a GPU.
+#define GLASS_FLOPS(n) ((void)sizeof(n))
 
 #else
 
@@ -51,5 +63,6 @@ using gptr = T*;
 
 // Unqualified, as dim3 is.
 using glass::cuda::gptr;
+using glass::cuda::gptr_cast;
 
 #include "cuda/launch.h"

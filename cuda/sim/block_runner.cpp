@@ -49,6 +49,8 @@
 #include "core/error.h"
 #include "cuda/sim/device.h"
 #include "cuda/sim/fiber_stacks.h"
+#include "cuda/sim/launch_watch.h"
+#include "cuda/sim/shared_race.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -160,6 +162,9 @@ class Block {
   Block& operator=(const Block&) = delete;
 
   void run();
+  // After run(): reports a shared-memory race found while the block ran, then adds the
+  // block's counters to its launch (launch_watch.h).
+  void finish();
   // Inlined into the entry points below, and switch_to() and wait_here() into them: every
   // return between a resumed thread's kernel and its context switch is mispredicted (the
   // CPU's return-stack predictions belong to the thread it switched from), so each frame
@@ -170,7 +175,13 @@ class Block {
                                                     LaneSource source, long long arg, int width,
                                                     std::source_location site);
   void* dynamic_shared() { return w_.dynamic_shared.data(); }
+  size_t dynamic_shared_bytes() const { return spec_.dynamic_shared_bytes; }
   std::string where() const;  // "kernel 'k', block (1, 0, 0): "
+  // "kernel 'k', block (1, 0, 0), thread (5, 0, 0): " with the thread's name
+  std::string where(const std::string& thread) const {
+    return str_cat("kernel '", spec_.kernel, "', block ", dim_string(spec_.block_idx), ", ", thread,
+                   ": ");
+  }
   std::string thread_name(int i) const { return str_cat("thread ", dim_string(index_of(i))); }
   int current() const { return cur_; }
 
@@ -207,6 +218,11 @@ class Block {
   ctx::fiber thread_main(int i, ctx::fiber&& caller);
   [[gnu::always_inline]] void wait_here();
   void on_exit(int i);
+  // Thread i's accesses since its last barrier or collective go to the race detector.
+  void end_segment(int i) {
+    if (watched_) [[unlikely]]
+      watcher_->end_segment(i, detail::t_counters, has_barrier_ ? &last_barrier_ : nullptr);
+  }
   void release_barrier();
   bool try_complete(int warp, int lane);
   [[noreturn]] void fail(const std::string& message);
@@ -235,6 +251,11 @@ class Block {
   int barrier_true_ = 0;
   BarrierResult barrier_result_;
   std::exception_ptr error_;
+  // Watching (kernel_watch.h): counters, bounds checks, the shared-memory race detector.
+  bool watched_ = false;
+  SharedWatcher* watcher_ = nullptr;
+  bool has_barrier_ = false;
+  std::source_location last_barrier_;  // the last barrier released, for race reports
   // Counted here and added to the global counters once, when the block ends.
   uint64_t fibers_created_ = 0, switches_ = 0, barriers_ = 0, warp_collectives_ = 0;
 };
@@ -255,10 +276,13 @@ Block::Block(const BlockSpec& spec, const std::function<void()>& body)
       (spec.dynamic_shared_bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
   if (w_.dynamic_shared.size() < words) w_.dynamic_shared.resize(words);
   t_block = this;
+  watched_ = begin_block_watch(spec.block);
+  if (watched_) watcher_ = &shared_watcher();
 }
 
 Block::~Block() {
   if (scheduled_) abandon_suspended_threads();
+  if (watched_) stop_block_watch();
   t_block = nullptr;
   count(g_counters.blocks_run, 1);
   count(g_counters.fibers_created, fibers_created_);
@@ -279,6 +303,7 @@ void Block::run() {
     cur_ = i;
     threadIdx = t;
     body_();
+    end_segment(i);
     if (scheduled_) return finish_host();
     --live_;
     next_index(t, spec_.block);
@@ -287,6 +312,18 @@ void Block::run() {
 
 // The running thread (on the worker's stack) is about to wait: from here on threads are
 // scheduled. Threads before it have returned; those after it are queued, not yet started.
+void Block::finish() {
+  if (!watched_) return;
+  if (!watcher_->race().empty()) {
+    const uint64_t more = watcher_->races() - 1;
+    glass::detail::throw_error(str_cat(
+        where(), watcher_->race(),
+        more == 0 ? std::string(".") : str_cat(" (and ", more, " more conflicting pairs).")));
+  }
+  end_block_watch(barriers_, warp_collectives_);
+  watched_ = false;
+}
+
 void Block::start_scheduling() {
   scheduled_ = true;
   host_ = cur_;
@@ -405,6 +442,7 @@ ctx::fiber Block::thread_main(int i, ctx::fiber&& caller) {
   adopt(std::move(caller));
   try {
     body_();
+    end_segment(i);
     on_exit(i);
     int next = pop();
     if (next < 0) {
@@ -474,6 +512,7 @@ void Block::on_exit(int i) {
 // [SECTION] barriers
 
 inline BarrierResult Block::sync_threads(const char* op, int predicate, std::source_location site) {
+  end_segment(cur_);
   if (!scheduled_) start_scheduling();
   std::vector<int>& waiters = w_.barrier_waiters;
   if (!waiters.empty() && !same_site(w_.threads[waiters.front()].site, site))
@@ -510,6 +549,11 @@ void Block::release_barrier() {
   // Read by each waiter when it resumes; the next release needs all of them to arrive
   // again first, so this value outlives every read of it.
   barrier_result_ = {barrier_true_, static_cast<int>(waiters.size())};
+  if (watched_) [[unlikely]] {
+    watcher_->barrier_released();
+    if (!waiters.empty()) last_barrier_ = w_.threads[waiters.front()].site;
+    has_barrier_ = !waiters.empty();
+  }
   for (int t : waiters) {
     w_.threads[t].wait = Wait::None;
     if (t != cur_) push(t);
@@ -546,6 +590,7 @@ inline WarpResult Block::warp_collective(const char* op, uint32_t mask, uint64_t
   if (width < 1 || width > kWarp || !std::has_single_bit(static_cast<unsigned>(width)) ||
       (mask >> lane & 1u) == 0) [[unlikely]]
     fail_collective_arguments(op, mask, width, site);
+  end_segment(cur_);
   if (!scheduled_) start_scheduling();
   SimThread& me = w_.threads[cur_];
   me.wait = Wait::Warp;
@@ -608,6 +653,8 @@ bool Block::try_complete(int warp, int lane) {
   }
   w.waiting &= ~group;
   ++warp_collectives_;
+  if (watched_) [[unlikely]]
+    watcher_->warp_synced(warp, group);
   return true;
 }
 
@@ -673,6 +720,7 @@ Block& current_block(const char* op) {
 void run_block(const BlockSpec& spec, const std::function<void()>& thread_body) {
   Block block(spec, thread_body);
   block.run();
+  block.finish();
 }
 
 BlockRunnerStats block_runner_stats() {
@@ -707,6 +755,14 @@ WarpResult warp_collective(const char* op, uint32_t mask, uint64_t value, LaneSo
 }
 
 void* dynamic_shared_memory() { return current_block("GLASS_DYNAMIC_SHARED").dynamic_shared(); }
+size_t dynamic_shared_bytes() {
+  return current_block("GLASS_DYNAMIC_SHARED").dynamic_shared_bytes();
+}
+
+std::string current_thread_where() {
+  if (t_block == nullptr) return "";
+  return t_block->where(t_block->thread_name(t_block->current()));
+}
 
 void null_gptr_access() {
   if (t_block == nullptr) glass::detail::throw_error("a null gptr was dereferenced");

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "cuda/runtime.h"
 
@@ -56,5 +57,11 @@ struct BlockRunnerStats {
 };
 BlockRunnerStats block_runner_stats();
 void reset_block_runner_stats();
+
+namespace detail {
+// "kernel 'k', block (1, 0, 0), thread (5, 0, 0): " for the running simulated thread (empty
+// outside a block), to begin an error message with.
+std::string current_thread_where();
+}  // namespace detail
 
 }  // namespace glass::cuda::sim

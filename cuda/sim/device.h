@@ -27,6 +27,8 @@
 
 #include "cuda/runtime.h"
 #include "cuda/sim/gptr.h"
+#include "cuda/sim/kernel_watch.h"
+#include "cuda/sim/shared_array.h"
 
 // [SECTION] qualifiers: every function is an ordinary host function in the simulator.
 // __forceinline__ keeps `inline`, as CUDA's host-side definition does, so that device
@@ -55,11 +57,22 @@ inline constexpr int warpSize = 32;
 // Per-block storage. All threads of a block run on one OS thread, and an OS thread runs
 // one block at a time, so a thread_local array is exactly one block's shared memory.
 // T may be an array type: GLASS_SHARED(float[33], tile, 32) declares float tile[32][33].
-#define GLASS_SHARED(T, name, N) static thread_local GLASS_SIM_TLS ::std::type_identity_t<T> name[N]
+// `name` itself is a view over the storage (shared_array.h) that lets the race detector
+// and the counters see each element access; declare it inside the kernel body.
+#define GLASS_SHARED(T, name, N)                                                              \
+  static thread_local GLASS_SIM_TLS ::std::type_identity_t<T> glass_shared_storage_##name[N]; \
+  const ::glass::cuda::sim::SharedView<::std::type_identity_t<T>, N> name(                    \
+      glass_shared_storage_##name, #name)
 // The launch's dynamic shared memory (its size is the launch's dynamic_shared_bytes),
-// as a T*; declare it inside the kernel body. Aligned to 16 bytes.
-#define GLASS_DYNAMIC_SHARED(T, name) \
-  T* const name = static_cast<T*>(::glass::cuda::sim::detail::dynamic_shared_memory())
+// as a view that converts to T*; declare it inside the kernel body. Aligned to 16 bytes.
+#define GLASS_DYNAMIC_SHARED(T, name)                      \
+  const ::glass::cuda::sim::SharedView<T, 0> name(         \
+      ::glass::cuda::sim::detail::dynamic_shared_memory(), \
+      ::glass::cuda::sim::detail::dynamic_shared_bytes(), #name)
+
+// [SECTION] arithmetic intensity: GLASS_FLOPS(n) counts n floating-point operations of
+// the calling thread (kernel_stats.h); under nvcc it is nothing at all.
+#define GLASS_FLOPS(n) ::glass::cuda::sim::detail::add_flops(n)
 
 namespace glass::cuda::sim::detail {
 
@@ -84,6 +97,7 @@ WarpResult warp_collective(const char* op, uint32_t mask, uint64_t value, LaneSo
                            long long arg, int width, std::source_location site);
 
 void* dynamic_shared_memory();
+size_t dynamic_shared_bytes();  // the launch's dynamic_shared_bytes
 
 template <class T>
 T shuffle(const char* op, unsigned mask, T var, LaneSource source, long long arg, int width,

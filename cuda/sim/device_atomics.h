@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "cuda/sim/gptr.h"
+#include "cuda/sim/kernel_watch.h"
 
 namespace glass::cuda::sim::detail {
 
@@ -32,10 +33,18 @@ concept AtomicMinMaxType = OneOf<T, int, unsigned, long long, unsigned long long
 template <class T>
 concept AtomicBitType = OneOf<T, int, unsigned, unsigned long long>;
 
+// The atomic view of *address. A shared-memory race is two plain accesses; telling the
+// watcher that this one is atomic keeps it out of the race detector (kernel_watch.h).
+template <class T>
+std::atomic_ref<T> atomic_at(T* address) {
+  note_atomic(address);
+  return std::atomic_ref<T>(*address);
+}
+
 // Replaces *address by next(old) atomically (a compare-and-swap loop); returns old.
 template <class T, class F>
 T atomic_update(T* address, F next) {
-  std::atomic_ref<T> a(*address);
+  std::atomic_ref<T> a = atomic_at(address);
   T old = a.load(std::memory_order_relaxed);
   while (!a.compare_exchange_weak(old, next(old), std::memory_order_relaxed)) {
   }
@@ -48,15 +57,15 @@ T atomic_update(T* address, F next) {
 
 template <glass::cuda::sim::detail::AtomicAddType T>
 T atomicAdd(T* address, std::type_identity_t<T> val) {
-  return std::atomic_ref<T>(*address).fetch_add(val, std::memory_order_relaxed);
+  return glass::cuda::sim::detail::atomic_at(address).fetch_add(val, std::memory_order_relaxed);
 }
 template <glass::cuda::sim::detail::AtomicSubType T>
 T atomicSub(T* address, std::type_identity_t<T> val) {
-  return std::atomic_ref<T>(*address).fetch_sub(val, std::memory_order_relaxed);
+  return glass::cuda::sim::detail::atomic_at(address).fetch_sub(val, std::memory_order_relaxed);
 }
 template <glass::cuda::sim::detail::AtomicExchType T>
 T atomicExch(T* address, std::type_identity_t<T> val) {
-  return std::atomic_ref<T>(*address).exchange(val, std::memory_order_relaxed);
+  return glass::cuda::sim::detail::atomic_at(address).exchange(val, std::memory_order_relaxed);
 }
 template <glass::cuda::sim::detail::AtomicMinMaxType T>
 T atomicMax(T* address, std::type_identity_t<T> val) {
@@ -71,20 +80,21 @@ T atomicMin(T* address, std::type_identity_t<T> val) {
 // Stores val if *address == compare.
 template <glass::cuda::sim::detail::AtomicBitType T>
 T atomicCAS(T* address, std::type_identity_t<T> compare, std::type_identity_t<T> val) {
-  std::atomic_ref<T>(*address).compare_exchange_strong(compare, val, std::memory_order_relaxed);
+  glass::cuda::sim::detail::atomic_at(address).compare_exchange_strong(compare, val,
+                                                                       std::memory_order_relaxed);
   return compare;  // the old value, whether or not the swap happened
 }
 template <glass::cuda::sim::detail::AtomicBitType T>
 T atomicAnd(T* address, std::type_identity_t<T> val) {
-  return std::atomic_ref<T>(*address).fetch_and(val, std::memory_order_relaxed);
+  return glass::cuda::sim::detail::atomic_at(address).fetch_and(val, std::memory_order_relaxed);
 }
 template <glass::cuda::sim::detail::AtomicBitType T>
 T atomicOr(T* address, std::type_identity_t<T> val) {
-  return std::atomic_ref<T>(*address).fetch_or(val, std::memory_order_relaxed);
+  return glass::cuda::sim::detail::atomic_at(address).fetch_or(val, std::memory_order_relaxed);
 }
 template <glass::cuda::sim::detail::AtomicBitType T>
 T atomicXor(T* address, std::type_identity_t<T> val) {
-  return std::atomic_ref<T>(*address).fetch_xor(val, std::memory_order_relaxed);
+  return glass::cuda::sim::detail::atomic_at(address).fetch_xor(val, std::memory_order_relaxed);
 }
 // ((old >= val) ? 0 : old + 1): a counter that wraps at val.
 inline unsigned atomicInc(unsigned* address, unsigned val) {

@@ -45,6 +45,8 @@ struct Op {
   // For a stream_wait_event: the event record this op waits for (null: the event had
   // never been recorded, and the wait is a no-op, as in CUDA).
   std::shared_ptr<Op> waits_for;
+  // Called once, just before the record goes to the timeline (a kernel adds its stats).
+  std::function<void(TimelineRecord&)> finish_record;
   // The device's sticky-error flag: once set, the work of ops not yet run is skipped.
   const std::atomic<bool>* abandon = nullptr;
 

@@ -11,7 +11,8 @@
 // access to global memory through it goes through access() — the one place where bounds
 // checks and per-kernel traffic counters belong.
 //
-// Cost: one add per dereference (and a null test); a gptr is a trivially copyable
+// Cost: one add per dereference (and a null test, and a test of the thread-local watch
+// flag); a gptr is a trivially copyable
 // pointer-sized value, passed to kernels by value like T*.
 #pragma once
 
@@ -20,6 +21,7 @@
 #include <type_traits>
 
 #include "cuda/sim/address_space.h"
+#include "cuda/sim/kernel_watch.h"
 
 namespace glass::cuda {
 
@@ -84,10 +86,24 @@ class gptr {
   static T* access(T* device_address) {
     if (device_address == nullptr) [[unlikely]]
       sim::detail::null_gptr_access();
+    if (sim::detail::t_watch) [[unlikely]]  // counters and bounds checks (kernel_watch.h)
+      sim::detail::watch_global(device_address, sizeof(T), std::is_const_v<T>);
     return sim::host_view(device_address);
   }
 
   T* p_ = nullptr;
 };
+
+// The same address as a pointer to U: reinterpret_cast for gptrs. A kernel that moves
+// several elements at once (a 16-byte vector of 4 floats) reads through gptr_cast, not
+// through reinterpret_cast<U*>(&p[i]): then the simulator sees a sizeof(U)-byte access
+// (counted and bounds-checked whole) instead of a one-element one. Under nvcc it is
+// reinterpret_cast (cuda/kernel.h).
+template <class U, class T>
+gptr<U> gptr_cast(gptr<T> p) {
+  static_assert(std::is_const_v<U> || !std::is_const_v<T>,
+                "gptr_cast: casting away const (a gptr<const T> is read-only)");
+  return gptr<U>(reinterpret_cast<U*>(p.get()));
+}
 
 }  // namespace glass::cuda

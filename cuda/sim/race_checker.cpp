@@ -71,6 +71,12 @@ std::optional<RaceChecker::Block> RaceChecker::resolve(const void* p) const {
   return std::nullopt;
 }
 
+std::optional<std::pair<uintptr_t, size_t>> RaceChecker::allocation_of(const void* p) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto b = resolve(p)) return std::pair<uintptr_t, size_t>{b->begin, b->size};
+  return std::nullopt;
+}
+
 void RaceChecker::check(size_t stream, const std::string& op_name,
                         const std::vector<Access>& accesses) {
   if (!enabled() || accesses.empty()) return;

@@ -67,6 +67,8 @@ class RaceChecker {
   void unregister_block(const void* ptr);
   // A raw allocation was freed: forget it, and every block registered inside it.
   void forget_range(uintptr_t begin, size_t size);
+  // The registered block, or else the raw allocation, holding p: (begin, size).
+  std::optional<std::pair<uintptr_t, size_t>> allocation_of(const void* p) const;
 
  private:
   struct Use {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "cuda/sim/launch_watch.h"
 
 namespace glass::cuda::sim {
 namespace {
@@ -36,7 +37,7 @@ SimRuntime::SimRuntime(const SimConfig& config)
       }),
       scheduler_(config.devices, config.sms, timeline_) {
   timeline_now_ns();  // the timeline's epoch: now
-  checker_.set_enabled(config.race_check);
+  set_race_check(config.race_check);
   for (int d = 0; d < config.devices; ++d) {
     DeviceProperties p;
     p.name = detail::str_cat("glasstorch simulated GPU ", d, " (", config.sms, " SMs)");
@@ -347,10 +348,27 @@ void SimRuntime::enqueue_kernel(StreamHandle stream, KernelLaunch launch) {
   op->record.block = b;
   op->num_chunks = static_cast<int64_t>(g.count());
   auto shared = std::make_shared<KernelLaunch>(std::move(launch));
-  op->run = [shared, g](int64_t c) {
+  // What the blocks are checked against and count into (launch_watch.h).
+  auto watch = std::make_shared<LaunchWatch>();
+  if (kernel_checks()) {
+    watch->bounds_resolved = true;
+    for (const Access& a : shared->accesses)
+      if (auto range = checker_.allocation_of(a.ptr))
+        watch->ranges.push_back({range->first, range->second});
+  }
+  op->run = [shared, watch, g](int64_t c) {
     const auto i = static_cast<uint64_t>(c);
+    const LaunchScope scope(watch.get());
     shared->run_block(Dim3(static_cast<unsigned>(i % g.x), static_cast<unsigned>(i / g.x % g.y),
                            static_cast<unsigned>(i / (uint64_t{g.x} * g.y))));
+  };
+  op->finish_record = [watch](TimelineRecord& record) {
+    std::lock_guard<std::mutex> lock(watch->mutex);
+    if (!watch->counted) return;
+    watch->totals.launches = 1;
+    record.has_stats = true;
+    record.stats = watch->totals;
+    record_launch_stats(watch->totals);
   };
   scheduler_.enqueue(op, [&] { checker_.check(s->race_index, shared->name, shared->accesses); });
 }
@@ -371,7 +389,12 @@ void SimRuntime::write_chrome_trace(const std::string& path) const {
   timeline_.write_chrome_trace(path);
 }
 
-void SimRuntime::set_race_check(bool on) { checker_.set_enabled(on); }
+// The stream-race checker and the kernel checks (bounds, shared-memory races) go together:
+// GLASS_SIM_CHECK=1 is "check everything the simulator can".
+void SimRuntime::set_race_check(bool on) {
+  checker_.set_enabled(on);
+  set_kernel_checks(on);
+}
 
 void SimRuntime::register_block(const void* ptr, size_t nbytes) {
   checker_.register_block(ptr, nbytes);

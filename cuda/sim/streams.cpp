@@ -119,6 +119,7 @@ void Scheduler::retire_locked(const std::shared_ptr<Op>& op, std::vector<Stream*
                         "not its stream's front");
   op->done = true;
   if (op->record.host_waited) op->record.returned_ns = op->record.end_ns;
+  if (op->finish_record) op->finish_record(op->record);
   timeline_.push(op->record);
   s->queue.pop_front();
   work.push_back(s);
@@ -146,12 +147,12 @@ void Scheduler::on_complete(const std::shared_ptr<Op>& op) {
       if (!dev.failed.load()) {
         const std::string d = "cuda:" + std::to_string(op->stream->device);
         std::lock_guard<std::mutex> error_lock(op->error_mutex);
-        dev.sticky_error =
-            detail::str_cat("CUDA error on ", d, " (simulated): ", to_string(op->record.kind), " '",
-                            op->record.name, "' failed: ", op->error,
-                            ". The error is sticky, as on a GPU: every later launch, copy, query "
-                            "and synchronize on ",
-                            d, " fails with it.");
+        dev.sticky_error = detail::str_cat(
+            "CUDA error on ", d, " (simulated): ", to_string(op->record.kind), " '",
+            op->record.name, "' failed: ", op->error, op->error.ends_with('.') ? "" : ".",
+            " The error is sticky, as on a GPU: every later launch, copy, query "
+            "and synchronize on ",
+            d, " fails with it.");
         dev.failed.store(true);
       }
     }

@@ -192,6 +192,18 @@ std::string args_of(const TimelineRecord& r) {
       ",\"returned_us\":" + micros(r.returned_ns);
   if (r.kind == OpKind::Kernel) {
     a += ",\"grid\":" + quoted(dims(r.grid)) + ",\"block\":" + quoted(dims(r.block));
+    if (r.has_stats) {
+      const KernelStats& s = r.stats;
+      char intensity[32];
+      std::snprintf(intensity, sizeof intensity, "%.6g", s.arithmetic_intensity());
+      a += ",\"global_load_bytes\":" + std::to_string(s.global_load_bytes) +
+           ",\"global_store_bytes\":" + std::to_string(s.global_store_bytes) +
+           ",\"shared_loads\":" + std::to_string(s.shared_loads) +
+           ",\"shared_stores\":" + std::to_string(s.shared_stores) +
+           ",\"barriers\":" + std::to_string(s.barriers) +
+           ",\"warp_syncs\":" + std::to_string(s.warp_syncs) +
+           ",\"flops\":" + std::to_string(s.flops) + ",\"arithmetic_intensity\":" + intensity;
+    }
   }
   if (r.kind == OpKind::Copy || r.kind == OpKind::Memset)
     a += ",\"bytes\":" + std::to_string(r.bytes);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cuda/runtime.h"
+#include "cuda/sim/kernel_stats.h"
 
 namespace glass::cuda::sim {
 
@@ -49,6 +50,9 @@ struct TimelineRecord {
   CopyKind copy_kind = CopyKind::DeviceToDevice;  // copies
   bool pinned = false;                            // a copy whose host side is pinned memory
   bool host_waited = false;  // the host blocked until it completed (pageable DtoH)
+  // Kernels launched while counting was on (kernel_stats.h): what they moved and did.
+  bool has_stats = false;
+  KernelStats stats;
 };
 
 class Timeline {
