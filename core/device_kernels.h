@@ -25,10 +25,13 @@
 
 #include "core/device.h"
 #include "core/scalar.h"
+#include "core/small_vector.h"
 #include "core/tensor.h"
 #include "core/tensor_iterator.h"
 
 namespace glass {
+
+class GeneratorImpl;  // core/generator.h
 
 // Elementwise functions of one input.
 enum class UnaryOp : uint8_t {
@@ -79,6 +82,33 @@ constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min };
 const char* to_string(ReduceOp op);  // "sum", "prod", "amax", "amin"
 
+// Note [Index errors are found by the kernel]
+// Index values live on the tensor's device, so only a kernel can see them without a
+// round-trip to the host (reading min()/max() with item() would make every indexing op
+// a sync point). So the index kernels check each value as they use it:
+//   * CPU: the error is thrown at once, before anything is written (index_put checks
+//     every index in a first pass);
+//   * CUDA: the kernel records the first bad index in a small per-device error record
+//     (cuda/device_error.h) and carries on without touching memory for it; the next sync
+//     point (a stream, event or device synchronize, a blocking copy to the host, item())
+//     throws glass::Error with the CPU's message, and the device keeps working. As with
+//     a device-side assert on a GPU, the op's output (or, for index_put_, the destination)
+//     may then hold partial results.
+// The message is index_error_message() (core/ops/indexing.h):
+//   "index(): index 5 is out of bounds for dimension 0 with size 3".
+
+// One indexed dim of an index/index_put kernel, in index-operand order.
+struct IndexedDim {
+  int64_t stride = 0;  // in elements of the indexed tensor
+  int64_t size = 0;    // valid values: [0, size), or [-size, size) with wrap_negative
+  int64_t dim = 0;     // the dim number the error message gives
+};
+struct IndexArgs {
+  const char* op = "index";   // names the op in the error message
+  bool wrap_negative = true;  // advanced indexing wraps -1 to size - 1; gather does not
+  SmallVector<IndexedDim, 4> dims;
+};
+
 struct DeviceKernels {
   // iter: (out, in). out = in converted to out's dtype (operands keep their dtypes).
   void (*copy)(TensorIterator& iter);
@@ -114,19 +144,30 @@ struct DeviceKernels {
   void (*bmm)(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& beta,
               const Scalar& alpha);
   // iter: (out, src, idx_0 ... idx_{k-1}); src is restrided so the indexed dims have
-  // stride 0; out = src[+ sum_k idx_k * strides[k]] (strides in src elements).
-  // Index values were wrapped and checked by the caller. gather() uses it too.
-  void (*index)(TensorIterator& iter, IntArrayRef strides);
+  // stride 0; out = src[+ sum_k idx_k * args.dims[k].stride] (strides in src elements).
+  // The kernel checks the index values itself (Note [Index errors are found by the
+  // kernel]): a value outside [0, size) — or [-size, size) when args.wrap_negative, and
+  // then wrapped by adding size — is an error named by args. gather() uses it too.
+  void (*index)(TensorIterator& iter, const IndexArgs& args);
   // iter: (dst_restrided, values, idx_0 ...): dst[+ sum idx*strides] = (or +=) values.
-  // Runs serially, so duplicate indices accumulate correctly. scatter_add() uses it too.
-  void (*index_put)(TensorIterator& iter, IntArrayRef strides, bool accumulate);
+  // Indices are checked as for index. With accumulate, duplicate indices must all be
+  // added: serially (CPU), with atomics (CUDA: the sum's rounding then depends on the
+  // order the atomics land), or, under are_deterministic_algorithms_enabled(), in
+  // iteration order, bitwise equal to the CPU. Without accumulate, one of the duplicate
+  // writes wins. scatter_add() uses it too.
+  void (*index_put)(TensorIterator& iter, const IndexArgs& args, bool accumulate);
   // Coordinates of the nonzero elements of self, as an (n, self.dim()) Long tensor.
   Tensor (*nonzero)(const Tensor& self);
-  // Random fills from the global generator (random.h). self: contiguous floating.
-  void (*uniform)(const Tensor& self, double from, double to);
-  void (*normal)(const Tensor& self, double mean, double std);
-  // self: contiguous integral or floating; integers uniform in [low, high).
-  void (*random_int)(const Tensor& self, int64_t low, int64_t high);
+  // Random fills drawing from `gen` (core/generator.h), which the caller checked to be a
+  // generator of this device type: a CPUGeneratorImpl on the CPU, a CUDAGeneratorImpl
+  // (Philox) on CUDA. The kernel holds gen.mutex() while it draws or reads and advances
+  // the state, and with the same state draws the same numbers every time. On CUDA those
+  // numbers depend only on (seed, offset, element index) (core/philox.h), never on the
+  // launch's grid. self: contiguous floating; uniform values in [from, to).
+  void (*uniform)(const Tensor& self, double from, double to, GeneratorImpl& gen);
+  void (*normal)(const Tensor& self, double mean, double std, GeneratorImpl& gen);
+  // self: contiguous integral or floating; integers uniform in [low, high), low < high.
+  void (*random_int)(const Tensor& self, int64_t low, int64_t high, GeneratorImpl& gen);
 };
 
 // The registry, indexed by DeviceType. core/cpu/ registers the CPU entry statically.

@@ -29,12 +29,12 @@ void softmax_kernel(const Tensor& in, int64_t outer, int64_t n, int64_t inner, b
 void bmm_kernel(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& beta,
                 const Scalar& alpha);
 // cpu_index.cpp
-void index_kernel(TensorIterator& iter, IntArrayRef strides);
-void index_put_kernel(TensorIterator& iter, IntArrayRef strides, bool accumulate);
+void index_kernel(TensorIterator& iter, const IndexArgs& args);
+void index_put_kernel(TensorIterator& iter, const IndexArgs& args, bool accumulate);
 Tensor nonzero_kernel(const Tensor& self);
 // cpu_random.cpp
-void uniform_kernel(const Tensor& self, double from, double to);
-void normal_kernel(const Tensor& self, double mean, double std);
-void random_int_kernel(const Tensor& self, int64_t low, int64_t high);
+void uniform_kernel(const Tensor& self, double from, double to, GeneratorImpl& gen);
+void normal_kernel(const Tensor& self, double mean, double std, GeneratorImpl& gen);
+void random_int_kernel(const Tensor& self, int64_t low, int64_t high, GeneratorImpl& gen);
 
 }  // namespace glass::cpu

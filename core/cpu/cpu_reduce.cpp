@@ -6,9 +6,12 @@
 // elementwise (an "outer" reduction, e.g. sum over dim 0), which vectorizes as is.
 // Inner runs use 16 independent accumulators: each lane is a separate sum, so the
 // compiler can vectorize without reassociating (no -ffast-math needed), and float
-// sums accumulate in double to keep 16M-element sums accurate.
+// sums accumulate in double to keep 16M-element sums accurate. Integer sums and
+// products accumulate in uint64_t: they wrap modulo 2^64 as PyTorch's do, and unsigned
+// arithmetic wraps by definition where signed overflow would be undefined behaviour.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <mutex>
 #include <vector>
@@ -20,9 +23,11 @@
 namespace glass::cpu {
 namespace {
 
+// The accumulator of a sum or product. The result converts back to T at the end; for
+// integers that conversion is modulo 2^64 (well defined since C++20).
 template <class T>
 using acc_t = std::conditional_t<std::is_floating_point_v<T>, double,
-                                 std::conditional_t<std::is_same_v<T, bool>, bool, int64_t>>;
+                                 std::conditional_t<std::is_same_v<T, bool>, bool, uint64_t>>;
 
 template <class T>
 bool isnan_(T x) {

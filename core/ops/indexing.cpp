@@ -5,6 +5,9 @@
 #include "core/ops/indexing.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "core/device_kernels.h"
@@ -20,18 +23,13 @@ namespace {
 
 // [SECTION] checks and restriding -------------------------------------------------------
 
-// Checks every value of a Long index tensor against [-size, size) and returns a copy
-// with negative values wrapped (or the tensor itself when none are negative).
-Tensor checked_index(const Tensor& idx, int64_t size, int64_t dim, const char* op,
-                     bool allow_negative) {
-  if (idx.numel() == 0) return idx;
-  Tensor lo = idx.min(), hi = idx.max();
-  int64_t mn = lo.item<int64_t>(), mx = hi.item<int64_t>();
-  int64_t bad = mx >= size ? mx : mn;
-  GLASS_CHECK(mx < size && mn >= (allow_negative ? -size : 0), op, "(): index ", bad,
-              " is out of bounds for dimension ", dim, " with size ", size);
-  if (mn >= 0) return idx;
-  return where(lt(idx, wrapped_scalar_tensor(0)), add(idx, wrapped_scalar_tensor(size)), idx);
+// The scope's op name and wrapping rule, or the op's own.
+IndexArgs index_args(const char* op, bool wrap_negative) {
+  IndexArgs args;
+  const IndexOpScope* scope = IndexOpScope::current();
+  args.op = scope ? scope->op() : op;
+  args.wrap_negative = scope ? scope->wrap_negative() : wrap_negative;
+  return args;
 }
 
 Tensor as_long_index(const Tensor& idx, const char* op) {
@@ -47,10 +45,10 @@ Tensor as_long_index(const Tensor& idx, const char* op) {
 struct IndexPlan {
   Tensor self;
   int64_t begin = 0, end = 0;
-  std::vector<Tensor> indices;  // one per indexed dim, Long, wrapped
+  std::vector<Tensor> indices;  // one per indexed dim, Long, values unchecked
   Shape index_shape;
   Shape result_shape;
-  std::vector<int64_t> strides;  // self's stride of each indexed dim, in elements
+  SmallVector<IndexedDim, 4> dims;  // stride, size and number of each indexed dim
 };
 
 IndexPlan make_plan(const Tensor& self, TensorList raw, const char* op) {
@@ -84,6 +82,7 @@ IndexPlan make_plan(const Tensor& self, TensorList raw, const char* op) {
 
   IndexPlan p;
   p.self = self;
+  const std::vector<int64_t> original_dims = dims;  // what an error message names
   bool adjacent = dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size());
   if (!adjacent) {
     // NumPy's rule: separated advanced indices move the result dims to the front.
@@ -98,7 +97,8 @@ IndexPlan make_plan(const Tensor& self, TensorList raw, const char* op) {
   }
   p.begin = dims.front();
   p.end = dims.back() + 1;
-  for (int64_t d : dims) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = dims[i];
     Tensor idx = as_long_index(per_dim[d], op);
     // CPU indices of a device tensor are copied over, as in PyTorch (x_cuda[cpu_idx]);
     // indices on another device are an error.
@@ -107,8 +107,8 @@ IndexPlan make_plan(const Tensor& self, TensorList raw, const char* op) {
                 "; move them with .to(", self.device(), ")");
     if (idx.device() != self.device()) idx = idx.to(self.device());
     p.index_shape = broadcast_shapes(p.index_shape, idx.sizes(), op);
-    p.indices.push_back(checked_index(idx, p.self.size(d), d, op, true));
-    p.strides.push_back(p.self.stride(d));
+    p.indices.push_back(idx);
+    p.dims.push_back(IndexedDim{p.self.stride(d), p.self.size(d), original_dims[i]});
   }
   for (int64_t d = 0; d < p.begin; ++d) p.result_shape.push_back(p.self.size(d));
   p.result_shape.insert(p.result_shape.end(), p.index_shape.begin(), p.index_shape.end());
@@ -141,7 +141,9 @@ Tensor index_native(const Tensor& self, TensorList indices) {
   cfg.add_output(Tensor()).add_const_input(restride(p)).declare_static_common_dtype(self.dtype());
   for (const Tensor& idx : p.indices) cfg.add_const_input(aligned(p, idx));
   TensorIterator iter = cfg.build();
-  kernels_for(iter.device()).index(iter, p.strides);
+  IndexArgs args = index_args("index", true);
+  args.dims = p.dims;
+  kernels_for(iter.device()).index(iter, args);
   return iter.output();
 }
 
@@ -155,7 +157,12 @@ Tensor& index_put_native(Tensor& self, TensorList indices, const Tensor& values,
       can_cast(values.dtype(), self.dtype()) || values.unsafeGetTensorImpl()->is_wrapped_number(),
       "index_put_(): values of dtype ", to_string(values.dtype()),
       " can't be cast to the tensor's dtype ", to_string(self.dtype()));
-  Tensor v = values.to(self.dtype()).expand(p.result_shape);
+  // A 0-dim CPU value (x_cuda[mask] = 1.0) becomes a fill on the device: copying it over
+  // would make the host wait for the copy. Reading it is a host read, not a sync.
+  Tensor v = values.is_cpu() && !self.is_cpu() && values.dim() == 0
+                 ? full({}, values.item(), self.options())
+                 : values.to(self.dtype());
+  v = v.expand(p.result_shape);
   TensorIteratorConfig cfg("index_put_");
   cfg.add_output(restride(p))
       .add_const_input(v)
@@ -163,7 +170,10 @@ Tensor& index_put_native(Tensor& self, TensorList indices, const Tensor& values,
       .declare_static_common_dtype(self.dtype());
   for (const Tensor& idx : p.indices) cfg.add_const_input(aligned(p, idx));
   TensorIterator iter = cfg.build();
-  kernels_for(iter.device()).index_put(iter, p.strides, accumulate);
+  IndexArgs args;
+  args.op = "index_put_";
+  args.dims = p.dims;
+  kernels_for(iter.device()).index_put(iter, args, accumulate);
   self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
@@ -198,20 +208,26 @@ Tensor restride_along(const Tensor& self, int64_t d, const Tensor& index) {
   return self.as_strided(index.sizes(), strides, self.storage_offset());
 }
 
+// The one indexed dim of gather / scatter_add (a 0-dim self is indexed as size 1).
+IndexedDim along(const Tensor& self, int64_t d) {
+  if (self.dim() == 0) return IndexedDim{0, 1, d};
+  return IndexedDim{self.stride(d), self.size(d), d};
+}
+
 Tensor gather_native(const Tensor& self, int64_t dim, const Tensor& index) {
   GLASS_CHECK(self.defined() && index.defined(), "gather(): expected defined tensors");
   int64_t d = wrap_dim(dim, self.dim(), "gather");
   check_gather_shapes(self, d, index, "gather");
-  int64_t n = self.dim() == 0 ? 1 : self.size(d);
-  Tensor idx = checked_index(index, n, d, "gather", false);
   TensorIteratorConfig cfg("gather");
   cfg.add_output(Tensor())
       .add_const_input(restride_along(self, d, index))
-      .add_const_input(idx)
+      .add_const_input(index)
       .declare_static_common_dtype(self.dtype());
   TensorIterator iter = cfg.build();
-  int64_t stride = self.dim() == 0 ? 0 : self.stride(d);
-  kernels_for(iter.device()).index(iter, IntArrayRef(stride));
+  IndexArgs args = index_args("gather", false);
+  args.wrap_negative = false;  // gather never wraps, whoever names the op
+  args.dims.push_back(along(self, d));
+  kernels_for(iter.device()).index(iter, args);
   return iter.output();
 }
 
@@ -224,18 +240,19 @@ Tensor& scatter_add_native(Tensor& self, int64_t dim, const Tensor& index, const
               "scatter_add_(): expected self and src to have the same "
               "dtype, got ",
               to_string(self.dtype()), " and ", to_string(src.dtype()));
-  int64_t n = self.dim() == 0 ? 1 : self.size(d);
-  Tensor idx = checked_index(index, n, d, "scatter_add_", false);
   Tensor values = src.as_strided(index.sizes(), src.strides(), src.storage_offset());
   TensorIteratorConfig cfg("scatter_add_");
   cfg.add_output(restride_along(self, d, index))
       .add_const_input(values)
-      .add_const_input(idx)
+      .add_const_input(index)
       .check_mem_overlap(false)
       .declare_static_common_dtype(self.dtype());
   TensorIterator iter = cfg.build();
-  int64_t stride = self.dim() == 0 ? 0 : self.stride(d);
-  kernels_for(iter.device()).index_put(iter, IntArrayRef(stride), true);
+  IndexArgs args;
+  args.op = "scatter_add_";
+  args.wrap_negative = false;
+  args.dims.push_back(along(self, d));
+  kernels_for(iter.device()).index_put(iter, args, true);
   self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
@@ -246,6 +263,41 @@ Tensor nonzero_native(const Tensor& self) {
 }
 
 }  // namespace
+
+// [SECTION] index errors and the op-name scope --------------------------------------------
+
+namespace {
+std::mutex g_formats_mutex;
+std::map<std::string, IndexErrorFormat, std::less<>>& formats() {
+  static std::map<std::string, IndexErrorFormat, std::less<>> m;
+  return m;
+}
+thread_local const IndexOpScope* t_index_scope = nullptr;
+}  // namespace
+
+std::string index_error_message(const char* op, int64_t index, int64_t dim, int64_t size) {
+  {
+    std::lock_guard<std::mutex> lock(g_formats_mutex);
+    auto it = formats().find(std::string_view(op));
+    if (it != formats().end()) return it->second(index, dim, size);
+  }
+  return detail::str_cat(op, "(): index ", index, " is out of bounds for dimension ", dim,
+                         " with size ", size);
+}
+
+void register_index_error_format(const char* op, IndexErrorFormat format) {
+  std::lock_guard<std::mutex> lock(g_formats_mutex);
+  formats()[op] = format;
+}
+
+IndexOpScope::IndexOpScope(const char* op, bool wrap_negative)
+    : op_(op), wrap_negative_(wrap_negative), active_(t_index_scope == nullptr) {
+  if (active_) t_index_scope = this;
+}
+IndexOpScope::~IndexOpScope() {
+  if (active_) t_index_scope = nullptr;
+}
+const IndexOpScope* IndexOpScope::current() { return t_index_scope; }
 
 namespace ops {
 Op<Tensor(const Tensor&, TensorList)> index("index", &index_native);
@@ -265,11 +317,12 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   GLASS_CHECK(index.dtype() == kInt64 || index.dtype() == kInt32,
               "index_select(): expected dtype Long or Int for index, got ",
               to_string(index.dtype()));
+  // PyTorch's index_select does not wrap negative indices; the kernel rejects them.
+  IndexOpScope scope("index_select", false);
   if (self.dim() == 0)
     return ops::index(self.reshape({1}), {index.reshape({-1})}).reshape(index.sizes());
   int64_t d = wrap_dim(dim, self.dim(), "index_select");
   Tensor idx = index.reshape({-1});
-  checked_index(idx.to(kInt64), self.size(d), d, "index_select", false);
   std::vector<Tensor> indices(d + 1);
   indices[d] = idx;
   Tensor out = ops::index(self, indices);

@@ -1,25 +1,23 @@
-// core/ops/random.cpp — the global generator and the random factories.
+// core/ops/random.cpp — the random factories and fills; generators live in core/generator.cpp.
+//
+// Invariant: every draw goes through a generator's state under its mutex, and the CPU's
+// default generator yields the same numbers for the same seed and calls as it always has.
 #include "core/ops/random.h"
 
 #include <cmath>
 #include <mutex>
-#include <random>
+#include <utility>
 
 #include "core/device_kernels.h"
 #include "core/ops/factories.h"
 #include "core/ops/pointwise.h"
+#include "core/philox.h"
 
 namespace glass {
 namespace {
 
-struct Generator {
-  std::mutex mutex;
-  std::mt19937_64 engine{67280421310721ull};
-  uint64_t seed = 67280421310721ull;
-};
-Generator& generator() {
-  static Generator g;
-  return g;
+const Generator* chosen(const std::optional<Generator>& gen) {
+  return gen.has_value() ? &*gen : nullptr;
 }
 
 void check_float_random(const Tensor& t, const char* op) {
@@ -42,16 +40,45 @@ Tensor& fill_random(Tensor& self, F&& fill) {
   return self;
 }
 
-Tensor& uniform_native(Tensor& self, double from, double to) {
+Tensor& uniform_with(Tensor& self, double from, double to, const Generator* gen) {
   check_float_random(self, "uniform_");
   GLASS_CHECK(from <= to, "uniform_(): expects from <= to, but got from=", from, " > to=", to);
-  return fill_random(self, [&](const Tensor& t) { kernels_for(t.device()).uniform(t, from, to); });
+  GeneratorImpl& g = generator_for(self.device(), gen, "uniform_");
+  return fill_random(self,
+                     [&](const Tensor& t) { kernels_for(t.device()).uniform(t, from, to, g); });
 }
 
-Tensor& normal_native(Tensor& self, double mean, double std) {
+Tensor& normal_with(Tensor& self, double mean, double std, const Generator* gen) {
   check_float_random(self, "normal_");
   GLASS_CHECK(std >= 0, "normal_(): expects std >= 0.0, but found std ", std);
-  return fill_random(self, [&](const Tensor& t) { kernels_for(t.device()).normal(t, mean, std); });
+  GeneratorImpl& g = generator_for(self.device(), gen, "normal_");
+  return fill_random(self,
+                     [&](const Tensor& t) { kernels_for(t.device()).normal(t, mean, std, g); });
+}
+
+Tensor& uniform_native(Tensor& self, double from, double to) {
+  return uniform_with(self, from, to, nullptr);
+}
+Tensor& normal_native(Tensor& self, double mean, double std) {
+  return normal_with(self, mean, std, nullptr);
+}
+
+// A fresh tensor filled by `fill`; requires_grad is set only after the fill, so that the
+// fill is not recorded as an in-place op on a leaf.
+template <class F>
+Tensor random_factory(IntArrayRef size, const TensorOptions& options, F&& fill) {
+  Tensor t = empty(size, options.requires_grad(false));
+  fill(t);
+  return options.requires_grad() ? t.requires_grad_(true) : t;
+}
+
+// The k-th number of a host-side stream drawn from `g` (held locked): the CPU generator's
+// next number, or for a Philox generator word pair k of the stream at `state` — what a
+// kernel launched at that state would compute for group k.
+uint64_t host_draw(GeneratorImpl& g, const PhiloxState& state, uint64_t k) {
+  if (auto* cpu = dynamic_cast<CPUGeneratorImpl*>(&g)) return cpu->random64();
+  const philox::Counter w = philox::group_words(state.seed, state.offset, k);
+  return philox::join64(w.word[0], w.word[1]);
 }
 
 }  // namespace
@@ -61,61 +88,79 @@ Op<Tensor&(Tensor&, double, double)> uniform_("uniform_", &uniform_native);
 Op<Tensor&(Tensor&, double, double)> normal_("normal_", &normal_native);
 }  // namespace ops
 
-void manual_seed(uint64_t seed) {
-  Generator& g = generator();
-  std::lock_guard<std::mutex> lock(g.mutex);
-  g.engine.seed(seed);
-  g.seed = seed;
-}
-
-uint64_t initial_seed() {
-  Generator& g = generator();
-  std::lock_guard<std::mutex> lock(g.mutex);
-  return g.seed;
-}
-
 uint64_t detail::next_random_u64() {
-  Generator& g = generator();
-  std::lock_guard<std::mutex> lock(g.mutex);
-  return g.engine();
+  CPUGeneratorImpl* g = default_generator(kCPU).get<CPUGeneratorImpl>();
+  std::lock_guard<std::mutex> lock(g->mutex());
+  return g->random64();
 }
 
 double detail::next_uniform01() { return static_cast<double>(next_random_u64() >> 11) * 0x1.0p-53; }
 
 Tensor rand(IntArrayRef size, const TensorOptions& options) {
-  Tensor t = empty(size, options.requires_grad(false));
-  ops::uniform_(t, 0, 1);
-  return options.requires_grad() ? t.requires_grad_(true) : t;
+  return rand(size, std::nullopt, options);
+}
+Tensor rand(IntArrayRef size, std::optional<Generator> generator, const TensorOptions& options) {
+  return random_factory(size, options, [&](Tensor& t) {
+    if (generator) return uniform_with(t, 0, 1, &*generator);
+    return ops::uniform_(t, 0, 1);  // the dispatched op, as before generators
+  });
 }
 
 Tensor randn(IntArrayRef size, const TensorOptions& options) {
-  Tensor t = empty(size, options.requires_grad(false));
-  ops::normal_(t, 0, 1);
-  return options.requires_grad() ? t.requires_grad_(true) : t;
+  return randn(size, std::nullopt, options);
+}
+Tensor randn(IntArrayRef size, std::optional<Generator> generator, const TensorOptions& options) {
+  return random_factory(size, options, [&](Tensor& t) {
+    if (generator) return normal_with(t, 0, 1, &*generator);
+    return ops::normal_(t, 0, 1);
+  });
 }
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& options) {
+  return randint(low, high, size, std::nullopt, options);
+}
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, std::optional<Generator> generator,
+               const TensorOptions& options) {
   GLASS_CHECK(low < high, "randint(): expects low < high, but got low=", low, ", high=", high);
   TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);
   GLASS_CHECK(o.dtype() != kBool, "randint(): dtype Bool is not supported");
   Tensor t = empty(size, o.requires_grad(false));
-  kernels_for(t.device()).random_int(t, low, high);
+  GeneratorImpl& g = generator_for(t.device(), chosen(generator), "randint");
+  kernels_for(t.device()).random_int(t, low, high, g);
   return t;
 }
 
 Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& options) {
-  return randint(0, high, size, options);
+  return randint(0, high, size, std::nullopt, options);
+}
+Tensor randint(int64_t high, IntArrayRef size, std::optional<Generator> generator,
+               const TensorOptions& options) {
+  return randint(0, high, size, std::move(generator), options);
 }
 
 Tensor randperm(int64_t n, const TensorOptions& options) {
+  return randperm(n, std::nullopt, options);
+}
+// Fisher-Yates on the host with the generator of the output's device: a CUDA generator's
+// numbers come from Philox computed on the host, one launch's worth of state (one offset),
+// so the permutation is the same on the simulated GPU and a real one.
+Tensor randperm(int64_t n, std::optional<Generator> generator, const TensorOptions& options) {
   GLASS_CHECK(n >= 0, "randperm(): n must be non-negative, got ", n);
   TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);
+  const Device device = o.has_device() ? o.device() : Device(kCPU);
+  GeneratorImpl& g = generator_for(device, chosen(generator), "randperm");
   Tensor t = empty({n}, TensorOptions(kInt64));
   int64_t* p = t.data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) p[i] = i;
-  for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates
-    int64_t j = static_cast<int64_t>(detail::next_random_u64() % static_cast<uint64_t>(i + 1));
-    std::swap(p[i], p[j]);
+  {
+    std::lock_guard<std::mutex> lock(g.mutex());
+    auto* philox_gen = dynamic_cast<CUDAGeneratorImpl*>(&g);
+    const PhiloxState state = philox_gen ? philox_gen->next_launch() : PhiloxState{};
+    for (int64_t i = n - 1; i > 0; --i) {
+      const uint64_t draw = host_draw(g, state, static_cast<uint64_t>(n - 1 - i));
+      const auto j = static_cast<int64_t>(draw % static_cast<uint64_t>(i + 1));
+      std::swap(p[i], p[j]);
+    }
   }
   return t.to(o);
 }

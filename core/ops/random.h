@@ -1,34 +1,47 @@
-// core/ops/random.h — random tensors from one seeded, process-wide generator.
+// core/ops/random.h — random tensors, drawn from a Generator (core/generator.h).
 //
-// glass::manual_seed(s) makes every later random op reproducible (same seed, same
-// calls, same numbers). The generator is a 64-bit Mersenne Twister guarded by a mutex;
-// values are glasstorch's own, not bit-identical to PyTorch's.
+// Every factory takes an optional generator where libtorch's does (rand(size, generator,
+// options), ...); without one it draws from the default generator of the device it fills,
+// which glass::manual_seed(s) reseeds (same seed, same calls, same numbers). The CPU
+// draws from a Mersenne Twister; CUDA devices from Philox, so a simulated GPU and a real
+// one draw the same numbers for the same seed.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "core/dispatcher.h"
+#include "core/generator.h"
 #include "core/tensor.h"
 
 namespace glass {
 
-void manual_seed(uint64_t seed);
-uint64_t initial_seed();
-
-Tensor rand(IntArrayRef size, const TensorOptions& options = {});   // U[0, 1)
+Tensor rand(IntArrayRef size, const TensorOptions& options = {});  // U[0, 1)
+Tensor rand(IntArrayRef size, std::optional<Generator> generator,
+            const TensorOptions& options = {});
 Tensor randn(IntArrayRef size, const TensorOptions& options = {});  // N(0, 1)
+Tensor randn(IntArrayRef size, std::optional<Generator> generator,
+             const TensorOptions& options = {});
 // Integers uniform in [low, high) (dtype Long unless options say otherwise).
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& options = {});
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, std::optional<Generator> generator,
+               const TensorOptions& options = {});
 Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& options = {});
+Tensor randint(int64_t high, IntArrayRef size, std::optional<Generator> generator,
+               const TensorOptions& options = {});
 Tensor randperm(int64_t n, const TensorOptions& options = {});
+Tensor randperm(int64_t n, std::optional<Generator> generator, const TensorOptions& options = {});
 
 namespace detail {
-// Draws from the global generator (used by the CPU random kernels).
+// Draws from the default CPU generator (for host-side shuffles, e.g. the DataLoader's seed).
 uint64_t next_random_u64();
 double next_uniform01();  // [0, 1), 53 random bits
 }  // namespace detail
 
 namespace ops {
+// Fills from the default generator of self's device. libtorch's also take an optional
+// generator; adding it here changes Tensor::uniform_/normal_ (core/tensor.h) and their
+// autograd handler (autograd/inplace_functions.cpp) with them. The kernels take one already.
 extern Op<Tensor&(Tensor&, double, double)> uniform_;
 extern Op<Tensor&(Tensor&, double, double)> normal_;
 }  // namespace ops

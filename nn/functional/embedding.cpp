@@ -1,27 +1,26 @@
 // nn/functional/embedding.cpp — embedding as index_select + view (see embedding.h).
 #include "nn/functional/embedding.h"
 
+#include <string>
+
 #include "core/error.h"
 #include "core/ops/indexing.h"
 #include "core/ops/pointwise.h"
-#include "core/ops/reduce.h"
 #include "core/shape.h"
 
 namespace glass::nn::functional {
 
 namespace {
 
-// Names the first out-of-range index; index_select would catch it too, but could only
-// speak of "index_select" and a dim, not of the embedding table the user made.
-void check_indices(const Tensor& indices, int64_t num_embeddings) {
-  if (indices.numel() == 0) return;
-  int64_t lo = indices.amin().item<int64_t>(), hi = indices.amax().item<int64_t>();
-  if (lo >= 0 && hi < num_embeddings) return;
-  int64_t bad = lo < 0 ? lo : hi;
-  GLASS_CHECK(false, "embedding(): index ", bad, " is out of range for a table of ", num_embeddings,
-              " embeddings (valid indices are 0 .. ", num_embeddings - 1,
-              "); grow num_embeddings or fix the indices");
+// A bad index is found by the index kernel (no host round-trip: on CUDA it is reported at
+// the next sync point), but worded here, in terms of the table the user made.
+std::string out_of_range(int64_t index, int64_t, int64_t num_embeddings) {
+  return detail::str_cat("embedding(): index ", index, " is out of range for a table of ",
+                         num_embeddings, " embeddings (valid indices are 0 .. ", num_embeddings - 1,
+                         "); grow num_embeddings or fix the indices");
 }
+[[maybe_unused]] const bool registered =
+    (register_index_error_format("embedding", out_of_range), true);
 
 }  // namespace
 
@@ -36,11 +35,13 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
   GLASS_CHECK(!padding_idx || (*padding_idx >= -n && *padding_idx < n), "embedding(): padding_idx ",
               padding_idx.value_or(0), " must be within the table of ", n, " embeddings (", -n,
               " .. ", n - 1, ")");
-  check_indices(indices, n);
-
   Shape out_shape = indices.sizes().vec();
   out_shape.push_back(weight.size(1));
-  Tensor out = weight.index_select(0, indices.reshape({-1})).view(out_shape);
+  Tensor out;
+  {
+    IndexOpScope scope("embedding", false);
+    out = weight.index_select(0, indices.reshape({-1})).view(out_shape);
+  }
   if (!padding_idx) return out;
   const int64_t pad = *padding_idx < 0 ? *padding_idx + n : *padding_idx;
   // Same values, but where the index is the padding row the gradient stops: where()

@@ -1,10 +1,15 @@
 // nn/functional/loss.cpp — the losses of loss.h.
 //
 // The class losses (nll_loss, cross_entropy) share one preparation step: check shapes
-// and dtypes, check every target against [0, C), and find out — with two cheap
-// reductions, amin and amax — whether any target can equal ignore_index. Only then is an
-// ignore mask built, so the common case (no weights, nothing ignored) is one gather.
+// and dtypes, and the targets. On the CPU, two cheap reductions (amin, amax) check every
+// target against [0, C) and tell whether any can equal ignore_index; only then is an
+// ignore mask built, so the common case (no weights, nothing ignored) is one gather. On a
+// device, reading them would make the loss a sync point, so the ignore mask is always
+// built and the gather kernel finds a bad target (reported at the next sync point, in
+// the same words: Note [Index errors are found by the kernel], core/device_kernels.h).
 #include "nn/functional/loss.h"
+
+#include <string>
 
 #include "core/error.h"
 #include "core/ops/indexing.h"
@@ -93,11 +98,29 @@ bool check_target_range(const char* op, const Tensor& target, int64_t c, int64_t
   return may_ignore;
 }
 
+// The kernel's words for a bad target of a device tensor (the CPU check above also
+// names ignore_index, which the kernel does not know).
+std::string target_out_of_bounds(const char* op, int64_t target, int64_t c) {
+  return detail::str_cat(op, "(): target ", target,
+                         " is out of bounds: class indices must lie in [0, ", c,
+                         ") for an input with ", c, " classes, or equal ignore_index");
+}
+[[maybe_unused]] const bool registered = [] {
+  register_index_error_format("nll_loss", [](int64_t target, int64_t, int64_t c) {
+    return target_out_of_bounds("nll_loss", target, c);
+  });
+  register_index_error_format("cross_entropy", [](int64_t target, int64_t, int64_t c) {
+    return target_out_of_bounds("cross_entropy", target, c);
+  });
+  return true;
+}();
+
 // The validated inputs of a class loss, in the batched layout.
 struct ClassTargets {
+  const char* op = "";
   Tensor input;    // (N, C, d...): a (C) input becomes (1, C)
   Tensor target;   // Long (N, d...), ignored entries replaced by 0 (a valid gather index)
-  Tensor ignored;  // Bool (N, d...), or undefined when no target equals ignore_index
+  Tensor ignored;  // Bool (N, d...); undefined when (on the CPU) no target is ignore_index
   Tensor weight;   // (N, d...) = weight[target], or undefined when no class weights
   bool unbatched = false;
 };
@@ -105,15 +128,19 @@ struct ClassTargets {
 ClassTargets prepare(const char* op, const Tensor& input, const Tensor& target,
                      const Tensor& weight, int64_t ignore_index) {
   ClassTargets t;
+  t.op = op;
   t.unbatched = input.dim() == 1;
   t.input = t.unbatched ? input.unsqueeze(0) : input;
   t.target = t.unbatched ? target.unsqueeze(0) : target;
-  if (check_target_range(op, t.target, t.input.size(1), ignore_index)) {
+  const bool on_cpu = t.target.is_cpu();
+  if (!on_cpu || check_target_range(op, t.target, t.input.size(1), ignore_index)) {
     t.ignored = t.target == ignore_index;
     t.target = t.target.masked_fill(t.ignored, 0);
   }
-  if (weight.defined())
+  if (weight.defined()) {
+    IndexOpScope scope(op, false);
     t.weight = weight.index_select(0, t.target.reshape({-1})).view(t.target.sizes());
+  }
   return t;
 }
 
@@ -136,7 +163,12 @@ Tensor reduce_class_losses(const Tensor& losses, const ClassTargets& t, Reductio
 
 // -log_probs[n, target[n], d...] · weight[target[n, d...]]: (N, d...).
 Tensor nll_losses(const ClassTargets& t) {
-  Tensor losses = -t.input.gather(1, t.target.unsqueeze(1)).squeeze(1);
+  Tensor picked;
+  {
+    IndexOpScope scope(t.op, false);
+    picked = t.input.gather(1, t.target.unsqueeze(1)).squeeze(1);
+  }
+  Tensor losses = -picked;
   if (t.weight.defined()) losses = losses * t.weight;
   // where(), not a product with a 0/1 mask: a -inf log-probability of an ignored
   // target must give 0, and -inf · 0 is nan.

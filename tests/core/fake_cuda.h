@@ -109,12 +109,28 @@ inline Tensor nonzero(const Tensor& self) {
   return cpu::nonzero_kernel(self).to(self.device());  // the CPU kernel answers on the CPU
 }
 
+// Random fills draw from the CPU's default generator, not the device's Philox one (which
+// the CPU kernels cannot draw from), so a fake device's numbers equal a CPU run's.
+inline GeneratorImpl& cpu_generator() { return *default_generator(kCPU).unsafeGetGeneratorImpl(); }
+inline void uniform(const Tensor& t, double from, double to, GeneratorImpl&) {
+  cpu::uniform_kernel(t, from, to, cpu_generator());
+}
+inline void normal(const Tensor& t, double mean, double std, GeneratorImpl&) {
+  cpu::normal_kernel(t, mean, std, cpu_generator());
+}
+inline void random_int(const Tensor& t, int64_t low, int64_t high, GeneratorImpl&) {
+  cpu::random_int_kernel(t, low, high, cpu_generator());
+}
+
 inline const DeviceKernels* kernels() {
   static const DeviceKernels table = [] {
     DeviceKernels k = *cpu::cpu_kernels();
     k.cross_device_copy = &cross_device_copy;
     k.binary = &binary;
     k.nonzero = &nonzero;
+    k.uniform = &uniform;
+    k.normal = &normal;
+    k.random_int = &random_int;
     return k;
   }();
   return &table;

@@ -64,6 +64,29 @@ TEST(Indexing, IndexPutAccumulatesDuplicates) {
   EXPECT_GLASS_ERROR(t.index_put_({tensor({0, 1})}, tensor({1., 2., 3.})), "shape mismatch");
 }
 
+// The kernel finds a bad index (no op reads indices on the host), and on the CPU it
+// checks them all before writing anything.
+TEST(Indexing, BadIndexWritesNothing) {
+  Tensor t = arange(6, kFloat);
+  Tensor before = t.clone();
+  EXPECT_GLASS_ERROR(t.index_put_({tensor({0, 1, 6, 2})}, tensor({9., 9., 9., 9.})),
+                     "index_put_(): index 6 is out of bounds for dimension 0 with size 6");
+  EXPECT_TRUE(equal(t, before));
+  EXPECT_GLASS_ERROR(t.index_put_({tensor({-7, 0})}, tensor({1., 1.}), true), "index -7");
+  EXPECT_TRUE(equal(t, before));
+  EXPECT_GLASS_ERROR(t.scatter_add_(0, tensor({0, -1}), tensor({1., 1.})),
+                     "scatter_add_(): index -1 is out of bounds");  // scatter never wraps
+  EXPECT_TRUE(equal(t, before));
+  Tensor x = x34();
+  EXPECT_GLASS_ERROR(x.index({Tensor(), tensor({{0, 4}})}),
+                     "index(): index 4 is out of bounds for dimension 1 with size 4");
+  // Separated indices are permuted to the front; the message names the user's dim.
+  Tensor y = arange(24, kFloat).view({2, 3, 4});
+  EXPECT_GLASS_ERROR(y.index({tensor({0}), Tensor(), tensor({5})}), "dimension 2 with size 4");
+  EXPECT_GLASS_ERROR(x.index_select(1, tensor({-1})), "index_select(): index -1");
+  EXPECT_TRUE(close(x.index({tensor({-1}), tensor({-4})}), {8}));  // index wraps
+}
+
 TEST(Indexing, Nonzero) {
   Tensor nz = tensor({{0, 1}, {2, 0}}).nonzero();
   EXPECT_EQ(nz.sizes(), (Shape{2, 2}));

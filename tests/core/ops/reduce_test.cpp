@@ -2,6 +2,8 @@
 #include "core/ops/reduce.h"
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "../test_util.h"
 
@@ -104,6 +106,22 @@ TEST(Reduce, LargeSumsAreAccurateAndThreaded) {
   Tensor r = arange(1 << 20, kFloat64);
   double n = 1 << 20;
   EXPECT_EQ(r.sum().item<double>(), n * (n - 1) / 2);
+}
+
+// Integer sums and products wrap modulo 2^64, as PyTorch's do, with no signed overflow
+// (the kernel accumulates in uint64_t; UBSan would report a signed one).
+TEST(Reduce, IntegerSumsAndProductsWrapModulo2To64) {
+  auto longs = [](std::vector<int64_t> v) { return tensor(v); };
+  EXPECT_EQ(longs({INT64_MAX, 1}).sum().item<int64_t>(), INT64_MIN);
+  EXPECT_EQ(longs({INT64_MIN, -1}).sum().item<int64_t>(), INT64_MAX);
+  // 2^32 * 2^32 = 2^64 = 0 (mod 2^64); 2^62 * 3 = 2^63 + 2^62 = INT64_MIN + 2^62.
+  const int64_t p32 = int64_t{1} << 32, p62 = int64_t{1} << 62;
+  EXPECT_EQ(longs({p32, p32}).prod().item<int64_t>(), 0);
+  EXPECT_EQ(longs({p62, 3}).prod().item<int64_t>(), INT64_MIN + p62);
+  // A long inner run takes the 16-lane path: 40 copies of INT64_MAX sum to -40 (mod 2^64).
+  EXPECT_EQ(full({40}, INT64_MAX, kInt64).sum().item<int64_t>(), -40);
+  // Int32 inputs sum as Long, so they do not wrap at 2^31.
+  EXPECT_EQ(tensor({INT32_MAX, 1}, kInt32).sum().item<int64_t>(), int64_t{INT32_MAX} + 1);
 }
 
 }  // namespace

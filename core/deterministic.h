@@ -1,0 +1,19 @@
+// core/deterministic.h — the switch for bitwise-reproducible kernels (libtorch's name).
+//
+// Some device kernels are fastest when threads race to accumulate into one element with
+// atomics (index_put_ with accumulate=true, scatter_add_ on CUDA). Float addition is not
+// associative, so the order in which the atomics land — which changes from run to run —
+// changes the last bits of the sum. With deterministic algorithms on, those kernels use
+// an order-independent method instead (slower, bitwise equal run to run and to the CPU).
+//
+// Invariant: a process-wide flag, off by default, read with one relaxed atomic load.
+#pragma once
+
+namespace glass {
+
+// torch.use_deterministic_algorithms(mode): from now on, kernels with a nondeterministic
+// fast path take their deterministic one.
+void use_deterministic_algorithms(bool mode);
+bool are_deterministic_algorithms_enabled();
+
+}  // namespace glass
