@@ -6,8 +6,8 @@
 // hooks. Registration is cheap and touches no runtime: the runtime is chosen on the
 // first real CUDA call, so use_simulator() in main() still comes first.
 //
-// Invariant: every entry of core's kernel contract is either a CUDA kernel or a clear
-// "not implemented on CUDA yet" error; none falls back to the CPU behind the user's back.
+// Invariant: every entry of core's kernel contract is a CUDA kernel (cuda/kernels/); none
+// falls back to the CPU behind the user's back.
 #include "cuda/backend.h"
 
 #include <optional>
@@ -51,37 +51,45 @@ void fill(TensorIterator& iter, const Scalar& value) {
 }
 void unary(TensorIterator& iter, UnaryOp op) { GLASS_CUDA_KERNEL(launch_unary, iter, op); }
 void binary(TensorIterator& iter, BinaryOp op) { GLASS_CUDA_KERNEL(launch_binary, iter, op); }
+void index(TensorIterator& iter, const IndexArgs& args) {
+  GLASS_CUDA_KERNEL(launch_index, iter, args);
+}
+void index_put(TensorIterator& iter, const IndexArgs& args, bool accumulate) {
+  GLASS_CUDA_KERNEL(launch_index_put, iter, args, accumulate);
+}
+void clamp(TensorIterator& iter, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  GLASS_CUDA_KERNEL(launch_clamp, iter, lo, hi);
+}
+void where(TensorIterator& iter) { GLASS_CUDA_KERNEL(launch_where, iter); }
+void masked_fill(TensorIterator& iter, const Scalar& value) {
+  GLASS_CUDA_KERNEL(launch_masked_fill, iter, value);
+}
+void reduce(TensorIterator& iter, ReduceOp op) { GLASS_CUDA_KERNEL(launch_reduce, iter, op); }
+void arg_reduce(const Tensor& in, int64_t outer, int64_t n, int64_t inner, bool is_max,
+                const Tensor& values, const Tensor& indices) {
+  GLASS_CUDA_KERNEL(launch_arg_reduce, in, outer, n, inner, is_max, values, indices);
+}
 
-// ---- entries that come with the next part of the backend ---------------------------------
+// ---- softmax, matmul, nonzero, random fills ------------------------------------------------
 
-[[noreturn]] void not_yet(const char* op) {
-  glass::detail::throw_error(glass::detail::str_cat(
-      op,
-      ": not implemented on CUDA yet. The CUDA backend runs fill, copies, and the elementwise "
-      "unary and binary ops so far; move the tensors to the CPU with .cpu() for the rest"));
+void softmax(const Tensor& in, int64_t outer, int64_t n, int64_t inner, bool log,
+             const Tensor& out) {
+  GLASS_CUDA_KERNEL(launch_softmax, in, outer, n, inner, log, out);
 }
-void clamp(TensorIterator&, std::optional<Scalar>, std::optional<Scalar>) { not_yet("clamp"); }
-void where(TensorIterator&) { not_yet("where"); }
-void masked_fill(TensorIterator&, const Scalar&) { not_yet("masked_fill_"); }
-void reduce(TensorIterator& iter, ReduceOp op) {
-  not_yet(iter.op_name()[0] ? iter.op_name() : to_string(op));
+void bmm(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& beta,
+         const Scalar& alpha) {
+  GLASS_CUDA_KERNEL(launch_bmm, a, b, out, beta, alpha);
 }
-void arg_reduce(const Tensor&, int64_t, int64_t, int64_t, bool is_max, const Tensor&,
-                const Tensor&) {
-  not_yet(is_max ? "argmax" : "argmin");
+Tensor nonzero(const Tensor& self) { return GLASS_CUDA_KERNEL(launch_nonzero, self); }
+void uniform(const Tensor& self, double from, double to, GeneratorImpl& gen) {
+  GLASS_CUDA_KERNEL(launch_uniform, self, from, to, gen);
 }
-void softmax(const Tensor&, int64_t, int64_t, int64_t, bool log, const Tensor&) {
-  not_yet(log ? "log_softmax" : "softmax");
+void normal(const Tensor& self, double mean, double std, GeneratorImpl& gen) {
+  GLASS_CUDA_KERNEL(launch_normal, self, mean, std, gen);
 }
-void bmm(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&) {
-  not_yet("matmul");
+void random_int(const Tensor& self, int64_t low, int64_t high, GeneratorImpl& gen) {
+  GLASS_CUDA_KERNEL(launch_random_int, self, low, high, gen);
 }
-void index(TensorIterator&, IntArrayRef) { not_yet("index"); }
-void index_put(TensorIterator&, IntArrayRef, bool) { not_yet("index_put_"); }
-Tensor nonzero(const Tensor&) { not_yet("nonzero"); }
-void uniform(const Tensor&, double, double) { not_yet("uniform_"); }
-void normal(const Tensor&, double, double) { not_yet("normal_"); }
-void random_int(const Tensor&, int64_t, int64_t) { not_yet("random_"); }
 
 const DeviceKernels* cuda_kernels() {
   static const DeviceKernels table{

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cuda/device_error.h"
 
 namespace glass::cuda {
 namespace {
@@ -88,7 +89,10 @@ CUDAGuard::~CUDAGuard() { t_current_device = previous_; }
 
 bool CUDAStream::query() const { return runtime().stream_query(handle_); }
 
-void CUDAStream::synchronize() const { runtime().stream_synchronize(handle_); }
+void CUDAStream::synchronize() const {
+  runtime().stream_synchronize(handle_);
+  check_device_errors_after_stream_sync(device_, handle_);  // cuda/device_error.h
+}
 
 std::ostream& operator<<(std::ostream& os, const CUDAStream& s) {
   return os << "stream " << s.id() << " on cuda:" << int(s.device_index());
@@ -192,7 +196,9 @@ void CUDAEvent::block(const CUDAStream& stream) {
 bool CUDAEvent::query() const { return !was_recorded_ || runtime().event_query(event_); }
 
 void CUDAEvent::synchronize() const {
-  if (was_recorded_) runtime().event_synchronize(event_);
+  if (!was_recorded_) return;
+  runtime().event_synchronize(event_);
+  check_device_errors_after_event_sync(device_);
 }
 
 float CUDAEvent::elapsed_time(const CUDAEvent& end) const {
@@ -207,6 +213,7 @@ float CUDAEvent::elapsed_time(const CUDAEvent& end) const {
 void synchronize(int64_t device_index) {
   int d = resolve(static_cast<DeviceIndex>(device_index));
   runtime().device_synchronize(d);
+  check_device_errors_after_device_sync(d);
 }
 
 }  // namespace glass::cuda

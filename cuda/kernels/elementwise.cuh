@@ -40,12 +40,12 @@ inline constexpr int kVec = 4;  // neighbours per group in the flat kernels
 
 template <class T>
 __device__ __forceinline__ T load(gptr<const char> base, int64_t offset) {
-  return *reinterpret_cast<const T*>(&base[offset]);
+  return gptr_cast<const T>(base + offset)[0];
 }
 
 template <class T>
 __device__ __forceinline__ void store(gptr<char> base, int64_t offset, T value) {
-  *reinterpret_cast<T*>(&base[offset]) = value;
+  gptr_cast<T>(base + offset)[0] = value;
 }
 
 // kVec neighbouring elements, aligned so that a GPU moves them in one load or store (16
@@ -58,12 +58,12 @@ struct alignas(sizeof(T) * kVec) Vec {
 
 template <class T>
 __device__ __forceinline__ Vec<T> load_vec(gptr<const char> base, int64_t first) {
-  return *reinterpret_cast<const Vec<T>*>(&base[first * int64_t(sizeof(T))]);
+  return gptr_cast<const Vec<T>>(base + first * int64_t(sizeof(T)))[0];
 }
 
 template <class T>
 __device__ __forceinline__ void store_vec(gptr<char> base, int64_t first, const Vec<T>& x) {
-  *reinterpret_cast<Vec<T>*>(&base[first * int64_t(sizeof(T))]) = x;
+  gptr_cast<Vec<T>>(base + first * int64_t(sizeof(T)))[0] = x;
 }
 
 template <class T>
