@@ -1,6 +1,7 @@
 // tests/autograd/custom_function_test.cpp — Function<T>: the seed's MyReLU, and misuse.
 #include "autograd/custom_function.h"
 
+#include "core/device_test.h"
 #include "core/test_util.h"
 #include "gradcheck_util.h"
 
@@ -10,6 +11,9 @@ namespace {
 using autograd::AutogradContext;
 using autograd::tensor_list;
 using testing::close;
+
+class CustomFunction : public testing::DeviceTest {};
+GLASS_INSTANTIATE_DEVICE_TESTS(CustomFunction);
 
 // The seed's MyReLU, line for line.
 struct MyReLU : autograd::Function<MyReLU> {
@@ -25,15 +29,15 @@ struct MyReLU : autograd::Function<MyReLU> {
   }
 };
 
-TEST(CustomFunction, MyReLUMatchesTheBuiltInRelu) {
-  Tensor x = tensor({-1.5, 0.5, 2.0}, kFloat64).requires_grad_();
+TEST_P(CustomFunction, MyReLUMatchesTheBuiltInRelu) {
+  Tensor x = on(tensor({-1.5, 0.5, 2.0}, kFloat64)).requires_grad_();
   Tensor y = MyReLU::apply(x);
   EXPECT_EQ(y.grad_fn()->name(), "MyReLUBackward");
   EXPECT_TRUE(close(y, {0, 0.5, 2}));
-  (y * tensor({1., 2., 3.}, kFloat64)).sum().backward();
+  (y * on(tensor({1., 2., 3.}, kFloat64))).sum().backward();
   EXPECT_TRUE(close(x.grad(), {0, 2, 3}));
   EXPECT_TRUE(testing::gradcheck([](const std::vector<Tensor>& v) { return MyReLU::apply(v[0]); },
-                                 {tensor({-1.5, 0.5, 2.0, -0.25}, kFloat64)}));
+                                 {on(tensor({-1.5, 0.5, 2.0, -0.25}, kFloat64))}));
 }
 
 // A function with a non-tensor argument, saved_data and a saved output.
@@ -51,8 +55,8 @@ struct ScaledExp : autograd::Function<ScaledExp> {
   }
 };
 
-TEST(CustomFunction, NonTensorArgumentsAndSavedOutputs) {
-  Tensor x = tensor({0.0, 1.0}, kFloat64).requires_grad_();
+TEST_P(CustomFunction, NonTensorArgumentsAndSavedOutputs) {
+  Tensor x = on(tensor({0.0, 1.0}, kFloat64)).requires_grad_();
   ScaledExp::apply(x, 3.0).sum().backward();
   EXPECT_TRUE(close(x.grad(), {3, 3 * std::exp(1.0)}));
 }
@@ -66,8 +70,8 @@ struct WrongShape : autograd::Function<WrongShape> {
   static tensor_list backward(AutogradContext*, tensor_list g) { return {g[0]}; }
 };
 
-TEST(CustomFunction, BadBackwardsAreClearErrors) {
-  Tensor a = ones({2}).requires_grad_(), b = ones({2}).requires_grad_();
+TEST_P(CustomFunction, BadBackwardsAreClearErrors) {
+  Tensor a = ones({2}, opts()).requires_grad_(), b = ones({2}, opts()).requires_grad_();
   EXPECT_GLASS_ERROR(WrongCount::apply(a, b).sum().backward(), "WrongCountBackward",
                      "incorrect number of gradients (expected 2, got 1)");
   EXPECT_GLASS_ERROR(WrongShape::apply(a).backward(), "WrongShapeBackward", "shape []",
@@ -87,8 +91,8 @@ struct ArgMaxAndMax : autograd::Function<ArgMaxAndMax> {
   }
 };
 
-TEST(CustomFunction, NonDifferentiableOutputs) {
-  Tensor x = tensor({1., 5., 2.}).requires_grad_();
+TEST_P(CustomFunction, NonDifferentiableOutputs) {
+  Tensor x = on(tensor({1., 5., 2.})).requires_grad_();
   tensor_list out = ArgMaxAndMax::apply(x);
   EXPECT_TRUE(out[0].requires_grad());
   EXPECT_FALSE(out[1].requires_grad());

@@ -2,6 +2,7 @@
 #include "autograd/engine.h"
 
 #include "autograd/node.h"
+#include "core/device_test.h"
 #include "core/test_util.h"
 
 namespace glass {
@@ -9,11 +10,14 @@ namespace {
 
 using testing::close;
 
-TEST(Engine, ChainRuleByHand) {
+class Engine : public testing::DeviceTest {};
+GLASS_INSTANTIATE_DEVICE_TESTS(Engine);
+
+TEST_P(Engine, ChainRuleByHand) {
   // y = sum((a * b + c).relu()) with a = [1, -2], b = [3, 4], c = [1, 1]:
   // a*b + c = [4, -7] -> relu mask [1, 0]; dy/da = b*mask = [3, 0], dy/db = a*mask = [1, 0].
-  Tensor a = tensor({1., -2.}).requires_grad_(), b = tensor({3., 4.}).requires_grad_();
-  Tensor c = tensor({1., 1.}).requires_grad_();
+  Tensor a = on(tensor({1., -2.})).requires_grad_(), b = on(tensor({3., 4.})).requires_grad_();
+  Tensor c = on(tensor({1., 1.})).requires_grad_();
   Tensor y = (a * b + c).relu().sum();
   EXPECT_EQ(y.grad_fn()->name(), "SumBackward0");
   y.backward();
@@ -24,26 +28,26 @@ TEST(Engine, ChainRuleByHand) {
   EXPECT_FALSE(y.is_leaf());
 }
 
-TEST(Engine, SharedInputsAccumulate) {
+TEST_P(Engine, SharedInputsAccumulate) {
   // y = a + a  and  z = a * a: dy/da = 2, dz/da = 2a.
-  Tensor a = tensor({3.}).requires_grad_();
+  Tensor a = on(tensor({3.})).requires_grad_();
   (a + a).sum().backward();
   EXPECT_TRUE(close(a.grad(), {2}));
   (a * a).sum().backward();  // accumulates into the same .grad()
   EXPECT_TRUE(close(a.grad(), {2 + 6}));
 }
 
-TEST(Engine, DiamondGraphRunsEachNodeOnce) {
+TEST_P(Engine, DiamondGraphRunsEachNodeOnce) {
   // h = x * 2; y = h.exp() + h.sin(): dy/dx = 2 (e^h + cos h).
-  Tensor x = tensor({0.3}, kFloat64).requires_grad_();
+  Tensor x = on(tensor({0.3}, kFloat64)).requires_grad_();
   Tensor h = x * 2;
   Tensor y = (h.exp() + h.sin()).sum();
   y.backward();
   EXPECT_TRUE(close(x.grad(), {2 * (std::exp(0.6) + std::cos(0.6))}));
 }
 
-TEST(Engine, GradDoesNotTouchDotGradAndSupportsCreateGraph) {
-  Tensor x = tensor({2.}, kFloat64).requires_grad_();
+TEST_P(Engine, GradDoesNotTouchDotGradAndSupportsCreateGraph) {
+  Tensor x = on(tensor({2.}, kFloat64)).requires_grad_();
   Tensor y = (x * x * x).sum();  // y = x^3
   auto g = autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
   EXPECT_TRUE(close(g[0], {12}));  // 3x^2
@@ -52,8 +56,8 @@ TEST(Engine, GradDoesNotTouchDotGradAndSupportsCreateGraph) {
   EXPECT_TRUE(close(gg[0], {12}));
 }
 
-TEST(Engine, RetainGraphAndSecondBackward) {
-  Tensor x = tensor({1., 2.}).requires_grad_();
+TEST_P(Engine, RetainGraphAndSecondBackward) {
+  Tensor x = on(tensor({1., 2.})).requires_grad_();
   Tensor y = (x * x).sum();
   y.backward(Tensor(), /*retain_graph=*/true);
   y.backward();
@@ -63,15 +67,15 @@ TEST(Engine, RetainGraphAndSecondBackward) {
   EXPECT_GLASS_ERROR(z.backward(), "backward through the graph a second time", "retain_graph");
 }
 
-TEST(Engine, BackwardInputsRestrictAccumulation) {
-  Tensor a = tensor({1.}).requires_grad_(), b = tensor({2.}).requires_grad_();
+TEST_P(Engine, BackwardInputsRestrictAccumulation) {
+  Tensor a = on(tensor({1.})).requires_grad_(), b = on(tensor({2.})).requires_grad_();
   (a * b).sum().backward(Tensor(), std::nullopt, false, {a});
   EXPECT_TRUE(close(a.grad(), {2}));
   EXPECT_FALSE(b.grad().defined());
 }
 
-TEST(Engine, NoGradAndDetachStopRecording) {
-  Tensor a = tensor({1.}).requires_grad_();
+TEST_P(Engine, NoGradAndDetachStopRecording) {
+  Tensor a = on(tensor({1.})).requires_grad_();
   {
     NoGradGuard no_grad;
     Tensor y = a * 2;
@@ -82,43 +86,45 @@ TEST(Engine, NoGradAndDetachStopRecording) {
   EXPECT_FALSE((a > 0).requires_grad());  // comparisons are not differentiable
 }
 
-TEST(Engine, ErrorsAreClear) {
-  Tensor x = tensor({1., 2.}).requires_grad_();
+TEST_P(Engine, ErrorsAreClear) {
+  Tensor x = on(tensor({1., 2.})).requires_grad_();
   EXPECT_GLASS_ERROR((x * 2).backward(), "implicitly created only for scalar outputs", "[2]");
-  EXPECT_GLASS_ERROR((x * 2).backward(ones({3})), "mismatch in shape", "[3]", "[2]");
-  EXPECT_GLASS_ERROR(ones({2}).sum().backward(),
+  EXPECT_GLASS_ERROR((x * 2).backward(ones({3}, opts())), "mismatch in shape", "[3]", "[2]");
+  EXPECT_GLASS_ERROR(ones({2}, opts()).sum().backward(),
                      "does not require grad and does not have a grad_fn");
   EXPECT_GLASS_ERROR(x.add_(1), "leaf tensor that requires grad", "in-place");
   EXPECT_GLASS_ERROR(x.select(0, 1).mul_(2), "view of a leaf tensor that requires grad",
                      "NoGradGuard");
-  EXPECT_GLASS_ERROR(tensor({1, 2}).requires_grad_(), "floating point dtype", "Long");
-  Tensor u = tensor({1.}).requires_grad_(), v = tensor({1.}).requires_grad_();
+  EXPECT_GLASS_ERROR(on(tensor({1, 2})).requires_grad_(), "floating point dtype", "Long");
+  Tensor u = on(tensor({1.})).requires_grad_(), v = on(tensor({1.})).requires_grad_();
   EXPECT_GLASS_ERROR(autograd::grad({(u * 2).sum()}, {v}), "not have been used in the graph",
                      "allow_unused");
   EXPECT_FALSE(autograd::grad({(u * 2).sum()}, {v}, {}, std::nullopt, false, true)[0].defined());
 }
 
-TEST(Engine, SavedTensorModifiedInPlaceIsCaught) {
-  Tensor x = tensor({1., 2.}).requires_grad_();
-  Tensor w = tensor({3., 4.});
+TEST_P(Engine, SavedTensorModifiedInPlaceIsCaught) {
+  Tensor x = on(tensor({1., 2.})).requires_grad_();
+  Tensor w = on(tensor({3., 4.}));
   Tensor y = (x * w).sum();  // saves w
   w.add_(1);                 // w does not require grad: allowed, but bumps its version
   EXPECT_GLASS_ERROR(y.backward(), "modified by an inplace operation", "[Float [2]]",
                      "is at version 1; expected version 0", "MulBackward0");
 }
 
-TEST(Engine, PrintsGradFn) {
-  Tensor x = tensor({1.}).requires_grad_();
-  EXPECT_EQ(to_string(x * 2), "tensor([2.], grad_fn=<MulBackward0>)");
-  EXPECT_EQ(to_string(x), "tensor([1.], requires_grad=True)");
+TEST_P(Engine, PrintsGradFn) {
+  Tensor x = on(tensor({1.})).requires_grad_();
+  // PyTorch names a device other than the CPU first: tensor([2.], device='cuda:0', ...).
+  std::string dev = device().is_cpu() ? "" : "device='" + device().str() + "', ";
+  EXPECT_EQ(to_string(x * 2), "tensor([2.], " + dev + "grad_fn=<MulBackward0>)");
+  EXPECT_EQ(to_string(x), "tensor([1.], " + dev + "requires_grad=True)");
 }
 
-TEST(Engine, BroadcastGradientsSumBackToTheInputShape) {
-  Tensor a = ones({2, 3}).requires_grad_(), b = ones({3}).requires_grad_();
+TEST_P(Engine, BroadcastGradientsSumBackToTheInputShape) {
+  Tensor a = ones({2, 3}, opts()).requires_grad_(), b = ones({3}, opts()).requires_grad_();
   (a * b).sum().backward();
   EXPECT_EQ(b.grad().sizes(), (Shape{3}));
   EXPECT_TRUE(close(b.grad(), {2, 2, 2}));
-  Tensor d = ones({3}, kFloat64).requires_grad_();
+  Tensor d = ones({3}, opts(kFloat64)).requires_grad_();
   (d.to(kFloat32) * 2).sum().backward();
   EXPECT_EQ(d.grad().dtype(), kFloat64);  // cast back to the input's dtype
 }
@@ -129,8 +135,8 @@ TEST(Engine, BroadcastGradientsSumBackToTheInputShape) {
 namespace glass {
 namespace {
 
-TEST(Engine, HooksAndRetainGrad) {
-  Tensor x = tensor({1., 2.}).requires_grad_();
+TEST_P(Engine, HooksAndRetainGrad) {
+  Tensor x = on(tensor({1., 2.})).requires_grad_();
   Tensor h = x * 3;
   h.retain_grad();
   std::vector<double> seen;
@@ -153,7 +159,8 @@ TEST(Engine, HooksAndRetainGrad) {
   EXPECT_TRUE(close(x.grad(), {180, 360}));
   EXPECT_EQ(seen, (std::vector<double>{18, 540}));
   EXPECT_EQ(accumulated, 1);
-  EXPECT_GLASS_ERROR(ones({1}).register_hook([](const Tensor& g) { return g; }), "doesn't require");
+  EXPECT_GLASS_ERROR(ones({1}, opts()).register_hook([](const Tensor& g) { return g; }),
+                     "doesn't require");
 }
 
 }  // namespace
@@ -162,8 +169,8 @@ TEST(Engine, HooksAndRetainGrad) {
 namespace glass {
 namespace {
 
-TEST(Engine, AnomalyModeNamesTheNodeThatProducedNaN) {
-  Tensor x = tensor({0., 1.}).requires_grad_();
+TEST_P(Engine, AnomalyModeNamesTheNodeThatProducedNaN) {
+  Tensor x = on(tensor({0., 1.})).requires_grad_();
   {
     autograd::DetectAnomalyGuard anomaly;
     Tensor y = x.sqrt();  // d/dx sqrt(x) at 0 is inf; times the 0 from mul below: nan

@@ -3,6 +3,7 @@
 // entry, what the reverse passes with unit output gradients give for row i.
 #include "autograd/forward_ad.h"
 
+#include "core/device_test.h"
 #include "core/test_util.h"
 #include "gradcheck_util.h"
 
@@ -17,6 +18,9 @@ using testing::r;
 using V = std::vector<Tensor>;
 using Fn = std::function<Tensor(const V&)>;
 
+class ForwardAD : public testing::DeviceTest {};
+GLASS_INSTANTIATE_DEVICE_TESTS(ForwardAD);
+
 // d out / d inputs[k], as an (out.numel, inputs[k].numel) matrix, by forward mode: one
 // pass per column, tangent e_j on input k and none on the others.
 Tensor jacobian_forward(const Fn& f, const V& inputs, size_t k) {
@@ -25,9 +29,9 @@ Tensor jacobian_forward(const Fn& f, const V& inputs, size_t k) {
   for (int64_t j = 0; j < n; ++j) {
     DualLevel level;
     V duals = inputs;
-    Tensor e = zeros({n}, kFloat64);
+    Tensor e = zeros({n}, kFloat64);  // e_j on the CPU, moved to the input's device
     e.index_put_({tensor({j})}, 1.0);
-    duals[k] = make_dual(inputs[k], e.view(inputs[k].sizes()));
+    duals[k] = make_dual(inputs[k], e.view(inputs[k].sizes()).to(inputs[k].device()));
     Tensor t = unpack_dual(f(duals)).tangent;
     EXPECT_TRUE(t.defined());
     columns.push_back(t.reshape({-1}));
@@ -44,8 +48,10 @@ Tensor jacobian_reverse(const Fn& f, const V& inputs, size_t k) {
   for (int64_t i = 0; i < out.numel(); ++i) {
     Tensor e = zeros({out.numel()}, kFloat64);
     e.index_put_({tensor({i})}, 1.0);
-    auto g = autograd::grad({out}, {leaves[k]}, {e.view(out.sizes())}, true, false, true);
-    rows.push_back(g[0].defined() ? g[0].reshape({-1}) : zeros({inputs[k].numel()}, kFloat64));
+    auto g = autograd::grad({out}, {leaves[k]}, {e.view(out.sizes()).to(out.device())}, true, false,
+                            true);
+    rows.push_back(g[0].defined() ? g[0].reshape({-1})
+                                  : zeros({inputs[k].numel()}, inputs[k].options()));
   }
   return stack(rows, 0);
 }
@@ -58,7 +64,7 @@ void expect_jvp_matches_vjp(const Fn& f, const V& inputs) {
   }
 }
 
-TEST(ForwardAD, ElementwiseMatchesReverseMode) {
+TEST_P(ForwardAD, ElementwiseMatchesReverseMode) {
   std::vector<std::pair<const char*, Fn>> fs = {
       {"exp*sin", [](const V& x) { return x[0].exp() * x[1].sin(); }},
       {"div", [](const V& x) { return x[0] / (x[1] * x[1] + 1); }},
@@ -72,11 +78,11 @@ TEST(ForwardAD, ElementwiseMatchesReverseMode) {
   };
   for (auto& [name, f] : fs) {
     SCOPED_TRACE(name);
-    expect_jvp_matches_vjp(f, {r({2, 3}, 1), r({2, 3}, 2)});
+    expect_jvp_matches_vjp(f, {on(r({2, 3}, 1)), on(r({2, 3}, 2))});
   }
 }
 
-TEST(ForwardAD, MatmulReductionsAndViewsMatchReverseMode) {
+TEST_P(ForwardAD, MatmulReductionsAndViewsMatchReverseMode) {
   std::vector<std::pair<const char*, Fn>> fs = {
       {"mm", [](const V& x) { return x[0].matmul(x[1].t()); }},
       {"addmm", [](const V& x) { return addmm(x[0].sum(1), x[0], x[1].t(), 0.5, 2); }},
@@ -101,9 +107,9 @@ TEST(ForwardAD, MatmulReductionsAndViewsMatchReverseMode) {
          return cat({x[0].select(0, 1), x[1].reshape({-1})}, 0);
        }},
       {"gather index max",
-       [](const V& x) {
-         return x[0].gather(1, tensor({{2, 0}, {1, 1}})).sum(1) +
-                std::get<0>(x[1].max(1)) * x[0].index_select(1, tensor({0})).select(1, 0);
+       [this](const V& x) {
+         return x[0].gather(1, on(tensor({{2, 0}, {1, 1}}))).sum(1) +
+                std::get<0>(x[1].max(1)) * x[0].index_select(1, on(tensor({0}))).select(1, 0);
        }},
       {"diagonal unfold",
        [](const V& x) { return x[0].diagonal(1) + x[1].reshape({-1}).unfold(0, 2, 4).sum(1); }},
@@ -116,12 +122,12 @@ TEST(ForwardAD, MatmulReductionsAndViewsMatchReverseMode) {
   };
   for (auto& [name, f] : fs) {
     SCOPED_TRACE(name);
-    expect_jvp_matches_vjp(f, {r({2, 3}, 3), r({2, 3}, 4)});
+    expect_jvp_matches_vjp(f, {on(r({2, 3}, 3)), on(r({2, 3}, 4))});
   }
 }
 
-TEST(ForwardAD, DualBasicsAndLevels) {
-  Tensor primal = tensor({1., 2.}), tangent = tensor({1., 0.});
+TEST_P(ForwardAD, DualBasicsAndLevels) {
+  Tensor primal = on(tensor({1., 2.})), tangent = on(tensor({1., 0.}));
   Tensor y;
   {
     DualLevel level;
@@ -140,19 +146,20 @@ TEST(ForwardAD, DualBasicsAndLevels) {
   EXPECT_TRUE(close(y, {1, 4}));
   EXPECT_GLASS_ERROR(make_dual(primal, tangent), "no dual level is active");
   DualLevel level;
-  EXPECT_GLASS_ERROR(make_dual(primal, tensor({1., 2., 3.})), "shape [3]", "[2]");
-  EXPECT_GLASS_ERROR(make_dual(primal.to(kFloat64), tensor({1.f, 2.f})), "dtype Float", "Double");
-  EXPECT_GLASS_ERROR(make_dual(tensor({1, 2}), tensor({1, 2})), "floating-point");
+  EXPECT_GLASS_ERROR(make_dual(primal, on(tensor({1., 2., 3.}))), "shape [3]", "[2]");
+  EXPECT_GLASS_ERROR(make_dual(primal.to(kFloat64), on(tensor({1.f, 2.f}))), "dtype Float",
+                     "Double");
+  EXPECT_GLASS_ERROR(make_dual(on(tensor({1, 2})), on(tensor({1, 2}))), "floating-point");
   Tensor d = make_dual(primal, tangent);
   EXPECT_GLASS_ERROR(d.as_strided({1}, {1}, 0), "AsStridedBackward0", "no forward-mode");
 }
 
-TEST(ForwardAD, ForwardOverReverseGivesHessianVectorProducts) {
+TEST_P(ForwardAD, ForwardOverReverseGivesHessianVectorProducts) {
   // f(x) = sum(x³): ∇f = 3x², H = diag(6x), so H·v = 6 x v. A tangent on x through the
   // reverse-mode gradient computation (create_graph) gives it.
-  Tensor x0 = tensor({1., -2., 0.5});
+  Tensor x0 = on(tensor({1., -2., 0.5}));
   DualLevel level;
-  Tensor x = make_dual(x0.detach().requires_grad_(), tensor({1., 1., 2.}));
+  Tensor x = make_dual(x0.detach().requires_grad_(), on(tensor({1., 1., 2.})));
   Tensor g = autograd::grad({x.pow(3).sum()}, {x}, {}, true, true)[0];
   EXPECT_TRUE(close(g, {3, 12, 0.75}));
   EXPECT_TRUE(close(unpack_dual(g).tangent, {6, -12, 6}));

@@ -17,8 +17,9 @@
 
 namespace glass::testing {
 
-// A float64 input of the given shape, values in [lo, hi) from a fixed seed. One letter on
-// purpose: a single gradcheck call often lists several of them.
+// A float64 CPU input of the given shape, values in [lo, hi) from a fixed seed; the
+// device suites (core/device_test.h) move it with on(r(...)), and gradcheck then runs on
+// that device. One letter on purpose: a single gradcheck call often lists several of them.
 inline Tensor r(IntArrayRef shape, uint64_t seed, double lo = -2, double hi = 2) {
   return random_tensor(shape, kFloat64, seed, lo, hi);
 }

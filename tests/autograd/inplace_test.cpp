@@ -1,5 +1,6 @@
 // tests/autograd/inplace_test.cpp — in-place ops inside graphs: rebasing, the version
 // check, and the writes that are refused (Note [In-place ops in a graph]).
+#include "core/device_test.h"
 #include "core/test_util.h"
 #include "gradcheck_util.h"
 
@@ -12,9 +13,12 @@ using testing::gradgradcheck;
 using testing::r;
 using V = std::vector<Tensor>;
 
-TEST(InPlace, RebasesHistoryAndGradchecks) {
+class InPlace : public testing::DeviceTest {};
+GLASS_INSTANTIATE_DEVICE_TESTS(InPlace);
+
+TEST_P(InPlace, RebasesHistoryAndGradchecks) {
   // y = x * 2; y.mul_(w); y.exp_(): y = exp(2xw), dy/dx = 2w y, dy/dw = 2x y.
-  Tensor x = tensor({0.5, -1.}).requires_grad_(), w = tensor({3., 4.}).requires_grad_();
+  Tensor x = on(tensor({0.5, -1.})).requires_grad_(), w = on(tensor({3., 4.})).requires_grad_();
   Tensor y = x * 2;
   y.mul_(w);
   EXPECT_EQ(y.grad_fn()->name(), "MulBackward0");
@@ -34,49 +38,49 @@ TEST(InPlace, RebasesHistoryAndGradchecks) {
     y.relu_();
     return y;
   };
-  EXPECT_TRUE(gradcheck(chain, {r({5}, 1), r({5}, 2)}));
-  EXPECT_TRUE(gradgradcheck(chain, {r({5}, 3), r({5}, 4)}));
+  EXPECT_TRUE(gradcheck(chain, {on(r({5}, 1)), on(r({5}, 2))}));
+  EXPECT_TRUE(gradgradcheck(chain, {on(r({5}, 3)), on(r({5}, 4))}));
 }
 
-TEST(InPlace, CopyFillMaskedIndexPutScatter) {
-  Tensor mask = tensor({true, false, true});
+TEST_P(InPlace, CopyFillMaskedIndexPutScatter) {
+  Tensor mask = on(tensor({true, false, true}));
   EXPECT_TRUE(gradcheck(
       [&](const V& x) {
         Tensor y = x[0] * x[0];
         y.masked_fill_(mask, 0.25);
         return y;
       },
-      {r({3}, 10)}));
+      {on(r({3}, 10))}));
   EXPECT_TRUE(gradcheck(
       [&](const V& x) {
-        Tensor y = zeros({2, 3}, kFloat64);
+        Tensor y = zeros({2, 3}, opts(kFloat64));
         y.copy_(x[0]);  // broadcast source: gradient summed back to [3]
         return y * x[1];
       },
-      {r({3}, 11), r({2, 3}, 12)}));
+      {on(r({3}, 11)), on(r({2, 3}, 12))}));
   EXPECT_TRUE(gradcheck(
       [&](const V& x) {
         Tensor y = x[0] * 1;
-        y.index_put_({tensor({0, 2})}, x[1]);
+        y.index_put_({on(tensor({0, 2}))}, x[1]);
         return y;
       },
-      {r({4}, 13), r({2}, 14)}));
+      {on(r({4}, 13)), on(r({2}, 14))}));
   EXPECT_TRUE(gradcheck(
       [&](const V& x) {
         Tensor y = x[0] * 1;
-        y.index_put_({tensor({1, 1})}, x[1], /*accumulate=*/true);
+        y.index_put_({on(tensor({1, 1}))}, x[1], /*accumulate=*/true);
         return y;
       },
-      {r({3}, 15), r({2}, 16)}));
-  Tensor x = tensor({1., 2.}).requires_grad_();
+      {on(r({3}, 15)), on(r({2}, 16))}));
+  Tensor x = on(tensor({1., 2.})).requires_grad_();
   Tensor y = x * 3;
   y.fill_(7);
   (y * x).sum().backward();  // y no longer depends on x: only the direct use counts
   EXPECT_TRUE(close(x.grad(), {7, 7}));
 }
 
-TEST(InPlace, SavedValueOverwrittenIsCaught) {
-  Tensor x = tensor({1., 2.}).requires_grad_();
+TEST_P(InPlace, SavedValueOverwrittenIsCaught) {
+  Tensor x = on(tensor({1., 2.})).requires_grad_();
   Tensor h = x * 2;
   Tensor y = h * h;  // saves h
   h.add_(1);         // h changes after being saved
@@ -87,8 +91,8 @@ TEST(InPlace, SavedValueOverwrittenIsCaught) {
   EXPECT_GLASS_ERROR(e.sum().backward(), "modified by an inplace operation", "ExpBackward0");
 }
 
-TEST(InPlace, RefusedWritesAreClearAndChangeNothing) {
-  Tensor leaf = tensor({1., 2., 3.}).requires_grad_();
+TEST_P(InPlace, RefusedWritesAreClearAndChangeNothing) {
+  Tensor leaf = on(tensor({1., 2., 3.})).requires_grad_();
   EXPECT_GLASS_ERROR(leaf.mul_(2), "leaf tensor that requires grad", "NoGradGuard");
   EXPECT_GLASS_ERROR(leaf.narrow(0, 0, 2).zero_(), "view of a leaf", "[2]", "[3]");
   EXPECT_TRUE(close(leaf, {1, 2, 3}));
@@ -104,7 +108,7 @@ TEST(InPlace, RefusedWritesAreClearAndChangeNothing) {
   EXPECT_GLASS_ERROR(h.relu_(), "live views");
   EXPECT_EQ(h._version(), 0u);
 
-  Tensor buf = zeros({2, 3}, kFloat64);
+  Tensor buf = zeros({2, 3}, opts(kFloat64));
   EXPECT_GLASS_ERROR(buf.select(0, 0).copy_(leaf), "shares its storage", "silently miss");
   EXPECT_TRUE(close(buf, {0, 0, 0, 0, 0, 0}));
 }

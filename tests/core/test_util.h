@@ -5,6 +5,10 @@
 // bytes, without using any op under test. Random layouts come from `strided_variant`,
 // which makes the same logical values live in a transposed, step-2-sliced, expanded or
 // offset layout, so each op is checked on every kind of non-contiguous input.
+//
+// Device tensors (the device-parameterised suites, device_test.h) are read the same way:
+// `host` copies a device tensor's whole storage to the CPU once and views the copy with
+// the tensor's sizes, strides and offset, so the address formula still does the reading.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -19,8 +23,20 @@
 
 namespace glass::testing {
 
+// t itself on the CPU; for a device tensor, a CPU tensor with the same sizes, strides and
+// storage offset over a host copy of t's entire storage. One device-to-host copy (a sync
+// point) per call: take it once, then read as many elements as needed.
+inline Tensor host(const Tensor& t) {
+  if (t.is_cpu()) return t;
+  NoGradGuard no_grad;  // reading values is not part of any graph
+  int64_t storage_elems = static_cast<int64_t>(t.storage().nbytes()) / t.element_size();
+  Tensor storage = t.detach().as_strided({storage_elems}, {1}, 0).cpu();
+  return storage.as_strided(t.sizes(), t.strides(), t.storage_offset());
+}
+
 // Element `index` of t, as double, via the address formula.
-inline double ref_at(const Tensor& t, IntArrayRef index) {
+inline double ref_at(const Tensor& device_or_cpu, IntArrayRef index) {
+  Tensor t = host(device_or_cpu);
   int64_t off = glass::storage_index(t.sizes(), t.strides(), t.storage_offset(), index);
   const char* base = static_cast<const char*>(t.storage().data());
   return dispatch_dtype(t.dtype(), "ref_at", [&]<class T>() {
@@ -44,7 +60,8 @@ inline void for_each_index(IntArrayRef sizes,
 }
 
 // All elements in row-major order, read through the address formula.
-inline std::vector<double> values(const Tensor& t) {
+inline std::vector<double> values(const Tensor& device_or_cpu) {
+  Tensor t = host(device_or_cpu);
   std::vector<double> out;
   for_each_index(t.sizes(), [&](const std::vector<int64_t>& i) { out.push_back(ref_at(t, i)); });
   return out;
@@ -127,7 +144,7 @@ inline Tensor strided_variant(const Tensor& src, Layout layout) {
   return src;
 }
 
-// A random tensor (fixed seed) with values in [lo, hi).
+// A random CPU tensor (fixed seed) with values in [lo, hi); device suites move it with on().
 inline Tensor random_tensor(IntArrayRef shape, ScalarType dtype, uint64_t seed, double lo = -2,
                             double hi = 2) {
   std::mt19937_64 gen(seed);

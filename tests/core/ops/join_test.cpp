@@ -1,6 +1,7 @@
 // tests/core/ops/join_test.cpp — cat, stack, split, chunk.
 #include "core/ops/join.h"
 
+#include "../device_test.h"
 #include "../test_util.h"
 
 namespace glass {
@@ -8,23 +9,27 @@ namespace {
 
 using testing::close;
 
-TEST(Join, CatAndStack) {
-  Tensor a = tensor({{1., 2.}}), b = tensor({{3., 4.}, {5., 6.}});
+class Join : public testing::DeviceTest {};
+GLASS_INSTANTIATE_DEVICE_TESTS(Join);
+
+TEST_P(Join, CatAndStack) {
+  Tensor a = on(tensor({{1., 2.}})), b = on(tensor({{3., 4.}, {5., 6.}}));
   EXPECT_TRUE(close(cat({a, b}), {1, 2, 3, 4, 5, 6}));
   EXPECT_TRUE(close(cat({b, b.t()}, 1), {3, 4, 3, 5, 5, 6, 4, 6}));
-  EXPECT_EQ(cat({tensor({1}), tensor({2.5})}).dtype(), kFloat32);  // promotes like torch.cat
-  EXPECT_EQ(cat({zeros({0}), b}).sizes(), (Shape{2, 2}));          // legacy empty is skipped
+  EXPECT_EQ(cat({on(tensor({1})), on(tensor({2.5}))}).dtype(),
+            kFloat32);                                             // promotes like torch.cat
+  EXPECT_EQ(cat({zeros({0}, opts()), b}).sizes(), (Shape{2, 2}));  // legacy empty is skipped
   Tensor s = stack({a.squeeze(), b.select(0, 1)}, 1);
   EXPECT_EQ(s.sizes(), (Shape{2, 2}));
   EXPECT_TRUE(close(s, {1, 5, 2, 6}));
-  EXPECT_GLASS_ERROR(cat({a, tensor({{1., 2., 3.}})}), "must match except in dimension 0",
+  EXPECT_GLASS_ERROR(cat({a, on(tensor({{1., 2., 3.}}))}), "must match except in dimension 0",
                      "Expected size 2 but got size 3", "tensor number 1");
   EXPECT_GLASS_ERROR(stack({a, b}), "equal size");
-  EXPECT_GLASS_ERROR(cat({scalar_tensor(1.0)}), "zero-dimensional");
+  EXPECT_GLASS_ERROR(cat({scalar_tensor(1.0, opts())}), "zero-dimensional");
 }
 
-TEST(Join, SplitAndChunkAreViews) {
-  Tensor x = arange(10, kFloat);
+TEST_P(Join, SplitAndChunkAreViews) {
+  Tensor x = arange(10, opts(kFloat));
   auto parts = x.split(4);
   ASSERT_EQ(parts.size(), 3u);
   EXPECT_EQ(parts[2].numel(), 2);

@@ -1,6 +1,7 @@
 // tests/core/ops/views_test.cpp — every view shares storage; strides match PyTorch.
 #include "core/ops/views.h"
 
+#include "../device_test.h"
 #include "../test_util.h"
 
 namespace glass {
@@ -8,6 +9,9 @@ namespace {
 
 using testing::close;
 using testing::ref_at;
+
+class Views : public testing::DeviceTest {};
+GLASS_INSTANTIATE_DEVICE_TESTS(Views);
 
 struct ViewCase {
   const char* name;
@@ -18,8 +22,8 @@ struct ViewCase {
 
 // x = arange(24).view(2, 3, 4): strides [12, 4, 1]. Expected metadata is what PyTorch
 // reports for the same call.
-TEST(Views, EveryViewSharesStorageWithTheExpectedMetadata) {
-  Tensor x = arange(24, kFloat).view({2, 3, 4});
+TEST_P(Views, EveryViewSharesStorageWithTheExpectedMetadata) {
+  Tensor x = arange(24, opts(kFloat)).view({2, 3, 4});
   std::vector<ViewCase> cases = {
       {"view",
        [](const Tensor& t) {
@@ -108,15 +112,15 @@ TEST(Views, EveryViewSharesStorageWithTheExpectedMetadata) {
   }
 }
 
-TEST(Views, WritesThroughAViewAreSeenByTheBase) {
-  Tensor x = zeros({3, 4});
+TEST_P(Views, WritesThroughAViewAreSeenByTheBase) {
+  Tensor x = zeros({3, 4}, opts());
   x.t().select(0, 1).fill_(7);  // column 1 of x
   EXPECT_TRUE(close(x.select(1, 1), {7, 7, 7}));
   EXPECT_EQ(x.sum().item<float>(), 21.0f);
 }
 
-TEST(Views, ContiguousCopiesExactlyWhenTheStridesDemandIt) {
-  Tensor x = arange(12, kFloat).view({3, 4});
+TEST_P(Views, ContiguousCopiesExactlyWhenTheStridesDemandIt) {
+  Tensor x = arange(12, opts(kFloat)).view({3, 4});
   EXPECT_TRUE(x.contiguous().is_same(x));
   Tensor t = x.t();
   Tensor c = t.contiguous();
@@ -131,21 +135,21 @@ TEST(Views, ContiguousCopiesExactlyWhenTheStridesDemandIt) {
   EXPECT_TRUE(close(t.reshape({12}), {0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
 }
 
-TEST(Views, ValuesFollowTheAddressFormula) {
-  Tensor x = arange(24, kFloat).view({2, 3, 4});
+TEST_P(Views, ValuesFollowTheAddressFormula) {
+  Tensor x = arange(24, opts(kFloat)).view({2, 3, 4});
   Tensor p = x.permute({2, 0, 1});
   // p[3, 1, 2] = x[1, 2, 3] = 1*12 + 2*4 + 3 = 23
   EXPECT_EQ(ref_at(p, {3, 1, 2}), 23);
   EXPECT_EQ(storage_index(p, {3, 1, 2}), 23);
   Tensor d = x.select(0, 0).diagonal();  // [0, 5, 10]
   EXPECT_TRUE(close(d, {0, 5, 10}));
-  Tensor w = arange(5, kFloat).unfold(0, 3, 1);  // sliding windows
+  Tensor w = arange(5, opts(kFloat)).unfold(0, 3, 1);  // sliding windows
   EXPECT_TRUE(close(w, {0, 1, 2, 1, 2, 3, 2, 3, 4}));
   EXPECT_TRUE(close(x.slice(2, -2), {2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23}));
 }
 
-TEST(Views, BroadcastTensorsExpands) {
-  auto b = broadcast_tensors({ones({3, 1}), ones({4})});
+TEST_P(Views, BroadcastTensorsExpands) {
+  auto b = broadcast_tensors({ones({3, 1}, opts()), ones({4}, opts())});
   EXPECT_EQ(b[0].sizes(), (Shape{3, 4}));
   EXPECT_EQ(b[0].strides(), (Shape{1, 0}));
   EXPECT_EQ(b[1].strides(), (Shape{0, 1}));
