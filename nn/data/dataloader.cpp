@@ -81,6 +81,13 @@ void DataLoader::Iterator::load() {
               " to ", loader_->dataset_->size(), " examples during an epoch");
   const size_t count = std::min(b, order_->size() - first);
   batch_ = loader_->dataset_->get_batch(ArrayRef<size_t>(order_->data() + first, count));
+  if (loader_->options_.pin_memory()) {
+    // A fresh pinned batch each step: the previous one may still be feeding a
+    // non_blocking copy, and the pinned allocator keeps its blocks until that copy is done.
+    if (batch_.data.defined() && batch_.data.is_cpu()) batch_.data = batch_.data.pin_memory();
+    if (batch_.target.defined() && batch_.target.is_cpu())
+      batch_.target = batch_.target.pin_memory();
+  }
 }
 
 }  // namespace glass::data

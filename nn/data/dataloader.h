@@ -12,7 +12,7 @@
 // from a generator seeded with seed + e, so a run is reproducible from the seed while
 // every epoch sees a different order. The permutation is glasstorch's own (Fisher-Yates
 // on std::mt19937_64), not bit-identical to PyTorch's. Batches are loaded on this thread,
-// one at a time, as the iterator advances.
+// one at a time, as the iterator advances; with pin_memory they land in pinned memory.
 #pragma once
 
 #include <concepts>
@@ -49,17 +49,28 @@ class DataLoaderOptions {
     drop_last_ = drop_last;
     return *this;
   }
+  // Each batch's tensors are copied into page-locked ("pinned") host memory, PyTorch's
+  // pin_memory=True: a copy from pinned memory to the GPU can then run on a copy engine
+  // while the host goes on, `batch.data.to(kCUDA, /*non_blocking=*/true)`, instead of
+  // blocking the host for a staged pageable copy (lesson 08). Needs a CUDA runtime, as
+  // Tensor::pin_memory() does.
+  DataLoaderOptions& pin_memory(bool pin_memory) {
+    pin_memory_ = pin_memory;
+    return *this;
+  }
 
   size_t batch_size() const { return batch_size_; }
   bool shuffle() const { return shuffle_; }
   const std::optional<uint64_t>& seed() const { return seed_; }
   bool drop_last() const { return drop_last_; }
+  bool pin_memory() const { return pin_memory_; }
 
  private:
   size_t batch_size_;
   bool shuffle_ = false;
   std::optional<uint64_t> seed_;
   bool drop_last_ = false;
+  bool pin_memory_ = false;
 };
 
 class DataLoader {
