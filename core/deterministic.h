@@ -1,10 +1,11 @@
 // core/deterministic.h — the switch for bitwise-reproducible kernels (libtorch's name).
 //
-// Some device kernels are fastest when threads race to accumulate into one element with
-// atomics (index_put_ with accumulate=true, scatter_add_ on CUDA). Float addition is not
-// associative, so the order in which the atomics land — which changes from run to run —
-// changes the last bits of the sum. With deterministic algorithms on, those kernels use
-// an order-independent method instead (slower, bitwise equal run to run and to the CPU).
+// Some device kernels are fastest when threads race to write one element (index_put_ and
+// scatter_add_ on CUDA, with duplicate indices). Float addition is not associative, so the
+// order in which atomic adds land — which changes from run to run — changes the last bits
+// of the sum; and without accumulation, which duplicate's store lands last is up to the
+// scheduler. With deterministic algorithms on, those kernels use an order-independent
+// method instead (slower, bitwise equal run to run and to the CPU: the last index wins).
 //
 // Invariant: a process-wide flag, off by default, read with one relaxed atomic load.
 #pragma once

@@ -184,7 +184,9 @@ void softmax_kernel(const Tensor& in, int64_t outer, int64_t n, int64_t inner, b
         // Subtracting the max keeps exp() from overflowing; the result is unchanged.
         T m = -std::numeric_limits<T>::infinity();
         for (int64_t i = 0; i < n; ++i) m = std::max(m, xr[i * inner]);
-        if (std::isinf(m)) m = 0;  // an all -inf row: keep exp(-inf) = 0 rather than nan
+        // An all -inf row: keep exp(-inf) = 0 rather than NaN. (A +inf stays the max, so
+        // inf - inf makes the row NaN, as in PyTorch and on CUDA.)
+        if (m == -std::numeric_limits<T>::infinity()) m = 0;
         double s = 0;
         for (int64_t i = 0; i < n; ++i) {
           T ex = vec_math::exp(xr[i * inner] - m);

@@ -102,13 +102,22 @@ __global__ void index_kernel(int64_t n, OffsetCalculator<K + 2> calc, gptr<char>
   }
 }
 
-enum class PutMode : int { Store, AtomicAdd, SerialAdd };
+// Serial*: one thread walks the elements in the CPU's order (deterministic mode): the
+// last write wins for Store and float sums round as on the CPU for Add.
+enum class PutMode : int { Store, AtomicAdd, SerialStore, SerialAdd };
 
 // *p += v for one thread among many (see the Note at the top).
 template <class T>
 __device__ __forceinline__ void atomic_accumulate(T* p, T v) {
   if constexpr (std::is_same_v<T, bool>) {
-    if (v) *p = true;  // OR: every writer writes the same value
+    // OR. Many threads storing `true` to one byte would still be a data race; CUDA has no
+    // byte atomics, so the byte's bit is OR-ed into its aligned 32-bit word (the caching
+    // allocator rounds every block to 512 bytes, so the word lies inside it).
+    if (v) {
+      const auto addr = reinterpret_cast<uintptr_t>(p);
+      atomicOr(reinterpret_cast<unsigned int*>(addr & ~uintptr_t{3}),
+               1u << (8 * static_cast<unsigned>(addr & 3)));
+    }
   } else if constexpr (std::is_same_v<T, int64_t>) {
     // Two's complement: adding as unsigned gives the signed sum.
     atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
@@ -128,10 +137,11 @@ __device__ __forceinline__ void put_one(int64_t i, PutMode mode,
   if (elem < 0) return;
   const int64_t at = off[0] + elem * int64_t(sizeof(T));
   const T v = load<T>(values, off[1]);
-  if (mode == PutMode::Store) {
+  if (mode == PutMode::Store || mode == PutMode::SerialStore) {
     store<T>(dst, at, v);
   } else if (mode == PutMode::AtomicAdd) {
-    atomic_accumulate(reinterpret_cast<T*>(&dst[at]), v);
+    // Through gptr_cast, so the simulator checks and counts the whole element.
+    atomic_accumulate(&gptr_cast<T>(dst + at)[0], v);
   } else if constexpr (std::is_same_v<T, bool>) {
     store<bool>(dst, at, load<bool>(dst, at) || v);
   } else {
@@ -139,13 +149,14 @@ __device__ __forceinline__ void put_one(int64_t i, PutMode mode,
   }
 }
 
-// Store and AtomicAdd: launched with one thread per 16 elements. SerialAdd: launched as
-// one thread, which walks all n elements in order.
+// Store and AtomicAdd: launched with one thread per 16 elements. Serial modes: launched
+// as one thread, which walks all n elements in order (slow on a GPU for large n: the price
+// of reproducibility, as PyTorch's deterministic index_put_ pays with a sort).
 template <class T, int K>
 __global__ void index_put_kernel(int64_t n, PutMode mode, OffsetCalculator<K + 2> calc,
                                  gptr<char> dst, gptr<const char> values, IndexOperands<K> idx,
                                  IndexDims<K> dims, DeviceErrorSlot err) {
-  if (mode == PutMode::SerialAdd) {
+  if (mode == PutMode::SerialStore || mode == PutMode::SerialAdd) {
     for (int64_t i = 0; i < n; ++i) put_one<T, K>(i, mode, calc, dst, values, idx, dims, err);
     return;
   }
@@ -214,10 +225,11 @@ void launch_index(TensorIterator& iter, const IndexArgs& args) {
 void launch_index_put(TensorIterator& iter, const IndexArgs& args, bool accumulate) {
   const int64_t n = iter.numel();
   if (n == 0) return;
-  const PutMode mode = !accumulate                              ? PutMode::Store
-                       : are_deterministic_algorithms_enabled() ? PutMode::SerialAdd
-                                                                : PutMode::AtomicAdd;
-  const bool serial = mode == PutMode::SerialAdd;
+  // Duplicate indices make both modes order-dependent: which store lands last, and in
+  // what order float atomics add up.
+  const bool serial = are_deterministic_algorithms_enabled();
+  const PutMode mode = accumulate ? (serial ? PutMode::SerialAdd : PutMode::AtomicAdd)
+                                  : (serial ? PutMode::SerialStore : PutMode::Store);
   dispatch_index_count(args, [&]<int K>() {
     dispatch_dtype(iter.dtype(0), args.op, [&]<class T>() {
       const std::string name =

@@ -58,11 +58,14 @@ __device__ __forceinline__ MaxSum<T> empty_max_sum() {
 }
 
 // Folds in one element: one exp per element. A -inf adds exp(-inf) = 0, and is skipped so
-// that -inf - -inf (NaN) is never computed; NaN and +inf make the row NaN, as on the CPU.
+// that -inf - -inf (NaN) is never computed. A NaN or a +inf makes the sum, and so the whole
+// row, NaN — what x - max gives on the CPU and in PyTorch (inf - inf is NaN) — so the
+// answer does not depend on which kernel or which merge order saw the +inf first.
 template <class T>
 __device__ __forceinline__ void add(MaxSum<T>& s, T x) {
   if (x > s.m) {
-    s.d = s.d * d_exp(s.m - x) + T(1);  // rescale the old sum to the new max
+    // Rescale the old sum to the new max; exp(x - x) is 1, or NaN when x is +inf.
+    s.d = s.d * d_exp(s.m - x) + d_exp(x - x);
     s.m = x;
   } else if (x != minus_infinity<T>()) {
     s.d += d_exp(x - s.m);
@@ -73,7 +76,9 @@ __device__ __forceinline__ void add(MaxSum<T>& s, T x) {
 template <class T>
 __device__ __forceinline__ MaxSum<T> merge(MaxSum<T> a, MaxSum<T> b) {
   const T m = a.m > b.m ? a.m : b.m;
-  if (m == minus_infinity<T>()) return empty_max_sum<T>();  // nothing but -inf so far
+  // Nothing but -inf so far: no exp to rescale (-inf - -inf is NaN). The sums are 0, or
+  // NaN when a NaN was folded in, which must survive merging with idle threads.
+  if (m == minus_infinity<T>()) return {m, a.d + b.d};
   return {m, a.d * d_exp(a.m - m) + b.d * d_exp(b.m - m)};
 }
 

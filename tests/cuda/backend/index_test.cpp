@@ -101,6 +101,22 @@ TEST_F(CudaIndex, AccumulatedFloatSumsAreCloseAndBitwiseInDeterministicMode) {
   expect_same(det, cpu);  // the CPU's serial order, bit for bit
   Tensor sc = glass::zeros({3}).cuda().scatter_add(0, idx.cuda(), v.cuda());
   expect_same(sc, glass::zeros({3}).scatter_add(0, idx, v));
+  // Without accumulation the last of the duplicates wins, as in the CPU's loop.
+  Tensor stored_cpu = glass::zeros({3}), stored = glass::zeros({3}).cuda();
+  stored_cpu.index_put_({idx}, v, false);
+  stored.index_put_({idx.cuda()}, v.cuda(), false);
+  expect_same(stored, stored_cpu);
+  glass::use_deterministic_algorithms(false);
+}
+
+TEST_F(CudaIndex, BoolAccumulationIsALogicalOr) {
+  Tensor idx = longs({0, 2, 2, 2, 5, 0});
+  Tensor v = glass::tensor({1, 0, 1, 1, 0, 0}).to(glass::kBool);
+  Tensor cpu = glass::zeros({7}, glass::kBool);
+  cpu.index_put_({idx}, v, true);
+  Tensor dev = glass::zeros({7}, glass::kBool).cuda();
+  dev.index_put_({idx.cuda()}, v.cuda(), true);
+  expect_same(dev, cpu);  // [1, 0, 1, 0, 0, 0, 0]
 }
 
 TEST_F(CudaIndex, GatherScatterAddIndexSelectAndEmbedding) {

@@ -94,6 +94,33 @@ TEST_F(CudaSoftmax, MinusInfinityLargeValuesAndAllMinusInfinityRows) {
   }
 }
 
+// A +inf or a NaN anywhere in a row makes the whole row NaN, on both devices and for
+// every kernel (rows, columns, online, three-pass), as x - max does in PyTorch.
+TEST_F(CudaSoftmax, PlusInfinityOrNanMakesTheRowNan) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = glass::tensor({inf, 1.0, 2.0, 3.0,  //
+                            1.0, nan, 2.0, 3.0,  //
+                            1.0, 2.0, 3.0, 4.0})
+                 .view({3, 4});
+  for (glass::ScalarType t : {glass::kFloat, glass::kDouble}) {
+    Tensor xt = x.to(t);
+    for (bool log : {false, true}) {
+      Tensor cpu = log ? glass::log_softmax(xt, 1) : glass::softmax(xt, 1);
+      Tensor rows = (log ? glass::log_softmax(xt.cuda(), 1) : glass::softmax(xt.cuda(), 1)).cpu();
+      // dim 0 of the transpose: the columns kernel (inner > 1) on the same rows.
+      Tensor xc = xt.t().contiguous().cuda();
+      Tensor cols = (log ? glass::log_softmax(xc, 0) : glass::softmax(xc, 0)).t().cpu();
+      auto nans = [](const Tensor& v) { return (v != v).sum().item<int64_t>(); };
+      for (const Tensor& r : {cpu, rows, cols}) {
+        EXPECT_EQ(nans(r.narrow(0, 0, 2)), 8) << r;  // rows 0 and 1: all NaN
+        EXPECT_EQ(nans(r.select(0, 2)), 0) << r;
+      }
+      EXPECT_TRUE(glass::allclose(rows.select(0, 2), cpu.select(0, 2), 1e-5, 1e-6));
+    }
+  }
+}
+
 TEST_F(CudaSoftmax, EmptyShapes) {
   for (const std::vector<int64_t>& shape :
        std::vector<std::vector<int64_t>>{{3, 0}, {0, 4}, {2, 0, 3}}) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cuda/backend/backend_test_util.h"
+#include "cuda/sim/sim_runtime.h"
 
 namespace glass::nn {
 namespace {
@@ -66,7 +67,11 @@ class TrainOnCuda : public ::testing::Test {
     const bool on_cuda = device.is_cuda();
     data::DataLoader loader(data::TensorDataset(*train_x_, *train_y_),
                             data::DataLoaderOptions(100).shuffle(true).seed(0).pin_memory(on_cuda));
+    // On the simulator the timeline shows whether a step made the host wait for the
+    // device: a device-to-host copy (item(), a hidden index check) would.
+    const bool watch = on_cuda && cuda::is_simulated();
     for (int epoch = 0; epoch < 2; ++epoch) {
+      if (watch) cuda::sim::simulator().clear_timeline();
       run.model->train();
       Tensor loss_sum = zeros({}, TensorOptions(kFloat).device(device));
       for (data::Example& batch : loader) {
@@ -80,6 +85,13 @@ class TrainOnCuda : public ::testing::Test {
         loss.backward();
         adam.step();
         loss_sum += loss.detach() * x.size(0);  // stays on the device: no sync per step
+      }
+      if (watch) {
+        int64_t to_host = 0;
+        for (const cuda::sim::TimelineRecord& r : cuda::sim::simulator().timeline())
+          to_host +=
+              r.kind == cuda::sim::OpKind::Copy && r.copy_kind == cuda::CopyKind::DeviceToHost;
+        EXPECT_EQ(to_host, 0) << "a training step copied from the device to the host";
       }
       const double mean = loss_sum.item<double>() / static_cast<double>(train_x_->size(0));
       (epoch == 0 ? run.first_loss : run.last_loss) = mean;
