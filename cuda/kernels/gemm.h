@@ -36,6 +36,9 @@
 // vector loads (cuda/kernels/bmm.cu says when). C must not alias A or B.
 //
 // beta == 0 means C is write-only (NaN in C is ignored), as in BLAS. K == 0 gives beta·C.
+//
+// Invariant: every rung writes each element of C exactly once, summing in v1's order, so
+// switching rungs (GLASS_CUDA_GEMM_VERSION) never changes a result beyond FMA rounding.
 #pragma once
 
 #include <atomic>
