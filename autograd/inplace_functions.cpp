@@ -166,11 +166,11 @@ Tensor& scatter_add_autograd(Tensor& self, int64_t dim, const Tensor& index, con
 }
 
 // Random fills replace the value with one that does not depend on the old value.
-template <Op<Tensor&(Tensor&, double, double)>& Fill>
-Tensor& random_fill_autograd(Tensor& self, double a, double b) {
+template <Op<ops::RandomFillSig>& Fill>
+Tensor& random_fill_autograd(Tensor& self, double a, double b, std::optional<Generator> gen) {
   const char* name = &Fill == &ops::uniform_ ? "UniformBackward0" : "NormalBackward0";
   Tensor old = prepare_inplace(self, Fill.name(), false);
-  Fill.redispatch(K, self, a, b);
+  Fill.redispatch(K, self, a, b, std::move(gen));
   record(
       name, {old}, self, {},
       [](const F&, const Tensor& g) -> tensor_list { return {zeros_like(g)}; }, zeros_tangent);

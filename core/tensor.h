@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/array_ref.h"
+#include "core/generator.h"
 #include "core/scalar.h"
 #include "core/tensor_accessor.h"
 #include "core/tensor_impl.h"
@@ -79,6 +80,14 @@ class Tensor {
   TensorAccessor<T, N> accessor() const&;
   template <class T, size_t N>
   TensorAccessor<T, N> accessor() && = delete;
+  // t.packed_accessor32<float, 2, glass::cuda::DevicePtrTraits>(): the accessor a kernel
+  // takes as an argument (core/tensor_accessor.h), sizes and strides copied in as int32.
+  // Checks the dtype, the dim, that every index fits in int32, and that PtrTraits suits
+  // the device (DevicePtrTraits for a CUDA tensor, the host's traits for a CPU one).
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() const&;
+  template <class T, size_t N, template <class> class PtrTraits = DefaultPtrTraits>
+  PackedTensorAccessor32<T, N, PtrTraits> packed_accessor32() && = delete;
   // The value of a one-element tensor (waits for the device, as in PyTorch).
   template <class T>
   T item() const;
@@ -250,8 +259,11 @@ class Tensor {
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
   Tensor& fill_(const Scalar& value);
   Tensor& zero_();
-  Tensor& uniform_(double from = 0, double to = 1);
-  Tensor& normal_(double mean = 0, double std = 1);
+  // Random fills (ops/random.h), from `generator` if given, else self's device's default.
+  Tensor& uniform_(double from = 0, double to = 1,
+                   std::optional<Generator> generator = std::nullopt);
+  Tensor& normal_(double mean = 0, double std = 1,
+                  std::optional<Generator> generator = std::nullopt);
 
   // ---- indexing (ops/indexing.h) ------------------------------------------------------
   Tensor index_select(int64_t dim, const Tensor& index) const;
@@ -392,6 +404,43 @@ TensorAccessor<T, N> Tensor::accessor() const& {
               ">(): expected a tensor with ", N, " dims, got ", dim(), " (shape ", sizes(), ")");
   T* data = data_ptr<T>();
   return TensorAccessor<T, N>(data, sizes().data(), strides().data());
+}
+
+template <class T, size_t N, template <class> class PtrTraits>
+PackedTensorAccessor32<T, N, PtrTraits> Tensor::packed_accessor32() const& {
+  const auto what = [] {
+    return std::string("packed_accessor32<") + to_string(scalar_type_of<std::remove_const_t<T>>) +
+           ", " + std::to_string(N) + ">()";
+  };
+  GLASS_CHECK(dim() == static_cast<int64_t>(N), what(), ": expected a tensor with ", N,
+              " dims, got ", dim(), " (shape ", sizes(), ")");
+  T* data = data_ptr<T>();  // checks the dtype
+  if constexpr (reads_device_memory<PtrTraits>) {
+    GLASS_CHECK(!is_cpu(), what(), ": the tensor is on ", device(),
+                "; DevicePtrTraits reads device memory, so pass a CUDA tensor (or use the "
+                "default PtrTraits for a CPU tensor)");
+  } else {
+    GLASS_CHECK(is_cpu(), what(), ": the tensor is on ", device(),
+                "; a kernel reads device memory through glass::cuda::DevicePtrTraits: "
+                "packed_accessor32<T, N, DevicePtrTraits>()");
+  }
+  constexpr int64_t kMax = INT32_MAX;
+  int32_t sizes32[N], strides32[N];
+  int64_t last_offset = 0;  // the farthest element from data, in elements
+  for (size_t d = 0; d < N; ++d) {
+    const int64_t size = sizes()[d], stride = strides()[d];
+    GLASS_CHECK(size <= kMax && stride >= -kMax && stride <= kMax, what(), ": size ", size,
+                " or stride ", stride, " of dim ", d, " (shape ", sizes(), ", strides ", strides(),
+                ") does not fit in int32; use a 64-bit accessor (accessor<T, N>()) or split it");
+    sizes32[d] = static_cast<int32_t>(size);
+    strides32[d] = static_cast<int32_t>(stride);
+    if (size > 0) last_offset += (size - 1) * (stride < 0 ? -stride : stride);
+  }
+  GLASS_CHECK(last_offset <= kMax, what(), ": an element lies ", last_offset,
+              " elements from the first (shape ", sizes(), ", strides ", strides(),
+              "), beyond int32 indexing; split the tensor");
+  return PackedTensorAccessor32<T, N, PtrTraits>(typename PtrTraits<T>::PtrType(data), sizes32,
+                                                 strides32);
 }
 
 }  // namespace glass

@@ -21,6 +21,8 @@
 //   GLASS_FLOPS(n)                   n floating-point operations of this thread, for the
 //                                    simulator's counters (cuda/sim/kernel_stats.h); a
 //                                    no-op under nvcc
+//   DeviceAccessor<T, N>             a tensor's sizes, strides and data for a kernel,
+//                                    acc[i][j]: t.packed_accessor32<T, N, DevicePtrTraits>()
 //   GLASS_KERNEL_NS                  gpu under nvcc, sim otherwise: the namespace (inside
 //                                    glass::cuda) that holds a .cu file's kernels and host
 //                                    launchers, so both builds link into one library
@@ -28,7 +30,10 @@
 // Invariant: code written to this convention means the same in both builds.
 #pragma once
 
+#include <cstddef>
 #include <type_traits>
+
+#include "core/tensor_accessor.h"
 
 #ifdef __CUDACC__
 
@@ -61,7 +66,35 @@ __host__ __device__ __forceinline__ U* gptr_cast(T* p) {
 
 #endif
 
+namespace glass::cuda {
+// The PtrTraits of a tensor read in a kernel (core/tensor_accessor.h): host code writes
+// x.packed_accessor32<float, 2, DevicePtrTraits>() and the kernel takes the result as a
+// DeviceAccessor<float, 2> parameter and indexes it, acc[i][j]. Its pointer is a gptr in
+// the simulator, so every access is counted and checked, and a restrict pointer under nvcc.
+// The two builds' traits differ, so each lives in an inline namespace of its build: both
+// are spelled glass::cuda::DevicePtrTraits, but the linker never takes one for the other.
+#ifdef __CUDACC__
+inline namespace gpu_build {
+#else
+inline namespace sim_build {
+#endif
+template <class T>
+struct DevicePtrTraits {
+#ifdef __CUDACC__
+  using PtrType = T* __restrict__;
+#else
+  using PtrType = gptr<T>;
+#endif
+  static constexpr bool reads_device_memory = true;
+};
+}  // namespace gpu_build / sim_build
+template <class T, size_t N>
+using DeviceAccessor = ::glass::PackedTensorAccessor32<T, N, DevicePtrTraits>;
+}  // namespace glass::cuda
+
 // Unqualified, as dim3 is.
+using glass::cuda::DeviceAccessor;
+using glass::cuda::DevicePtrTraits;
 using glass::cuda::gptr;
 using glass::cuda::gptr_cast;
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/tensor_accessor.h"
 #include "cuda/runtime.h"
 
 #ifdef __CUDACC__
@@ -80,6 +81,11 @@ struct is_gptr : std::false_type {};
 template <class T>
 struct is_gptr<gptr<T>> : std::true_type {};
 
+template <class T>
+struct is_packed_accessor : std::false_type {};
+template <class T, size_t N, template <class> class PtrTraits>
+struct is_packed_accessor<PackedTensorAccessor32<T, N, PtrTraits>> : std::true_type {};
+
 // A launch argument becomes the kernel's parameter as in a <<< >>> call (implicit
 // conversion), except that a device T* may initialize a gptr<T> parameter (under nvcc
 // that parameter is a T*).
@@ -101,9 +107,11 @@ P to_parameter(A&& arg) {
   }
 }
 
-// The memory a kernel argument names, for the stream-race checker and the timeline: a
-// gptr<const T> is read, a gptr<T> written. A struct carrying pointers (an argument pack
-// of a generic kernel) reports its own by a function found by argument-dependent lookup,
+// The memory a kernel argument names, for the stream-race checker, the bounds check and
+// the timeline: a gptr<const T> is read, a gptr<T> written, and a packed accessor
+// (DeviceAccessor<T, N>) names its data as the gptr it holds does. A struct carrying
+// pointers (an argument pack of a generic kernel) reports its own by a function found by
+// argument-dependent lookup,
 //   void append_accesses(const MyArgs&, std::vector<glass::cuda::sim::Access>&);
 // declared next to it in the simulator's build.
 template <class P>
@@ -115,6 +123,12 @@ void add_accesses(const char* kernel, size_t index, const P& param, std::vector<
                 ") is not an address in the simulated GPU's memory; pass device memory (a CUDA "
                 "tensor's data), not a host pointer");
     out.push_back({param.get(), !std::is_const_v<typename P::element_type>});
+  } else if constexpr (is_packed_accessor<P>::value) {
+    static_assert(is_gptr<typename P::PtrType>::value,
+                  "launch_kernel: a kernel reads a tensor through DeviceAccessor<T, N> "
+                  "(PackedTensorAccessor32<T, N, DevicePtrTraits>); other PtrTraits hold a raw "
+                  "pointer, which the simulator can neither read nor check");
+    add_accesses(kernel, index, param.data(), out);
   } else if constexpr (requires { append_accesses(param, out); }) {
     append_accesses(param, out);
   }

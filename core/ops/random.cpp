@@ -56,11 +56,11 @@ Tensor& normal_with(Tensor& self, double mean, double std, const Generator* gen)
                      [&](const Tensor& t) { kernels_for(t.device()).normal(t, mean, std, g); });
 }
 
-Tensor& uniform_native(Tensor& self, double from, double to) {
-  return uniform_with(self, from, to, nullptr);
+Tensor& uniform_native(Tensor& self, double from, double to, std::optional<Generator> gen) {
+  return uniform_with(self, from, to, chosen(gen));
 }
-Tensor& normal_native(Tensor& self, double mean, double std) {
-  return normal_with(self, mean, std, nullptr);
+Tensor& normal_native(Tensor& self, double mean, double std, std::optional<Generator> gen) {
+  return normal_with(self, mean, std, chosen(gen));
 }
 
 // A fresh tensor filled by `fill`; requires_grad is set only after the fill, so that the
@@ -84,8 +84,8 @@ uint64_t host_draw(GeneratorImpl& g, const PhiloxState& state, uint64_t k) {
 }  // namespace
 
 namespace ops {
-Op<Tensor&(Tensor&, double, double)> uniform_("uniform_", &uniform_native);
-Op<Tensor&(Tensor&, double, double)> normal_("normal_", &normal_native);
+Op<RandomFillSig> uniform_("uniform_", &uniform_native);
+Op<RandomFillSig> normal_("normal_", &normal_native);
 }  // namespace ops
 
 uint64_t detail::next_random_u64() {
@@ -100,20 +100,15 @@ Tensor rand(IntArrayRef size, const TensorOptions& options) {
   return rand(size, std::nullopt, options);
 }
 Tensor rand(IntArrayRef size, std::optional<Generator> generator, const TensorOptions& options) {
-  return random_factory(size, options, [&](Tensor& t) {
-    if (generator) return uniform_with(t, 0, 1, &*generator);
-    return ops::uniform_(t, 0, 1);  // the dispatched op, as before generators
-  });
+  return random_factory(size, options,
+                        [&](Tensor& t) { return ops::uniform_(t, 0, 1, generator); });
 }
 
 Tensor randn(IntArrayRef size, const TensorOptions& options) {
   return randn(size, std::nullopt, options);
 }
 Tensor randn(IntArrayRef size, std::optional<Generator> generator, const TensorOptions& options) {
-  return random_factory(size, options, [&](Tensor& t) {
-    if (generator) return normal_with(t, 0, 1, &*generator);
-    return ops::normal_(t, 0, 1);
-  });
+  return random_factory(size, options, [&](Tensor& t) { return ops::normal_(t, 0, 1, generator); });
 }
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& options) {
@@ -165,7 +160,11 @@ Tensor randperm(int64_t n, std::optional<Generator> generator, const TensorOptio
   return t.to(o);
 }
 
-Tensor& Tensor::uniform_(double from, double to) { return ops::uniform_(*this, from, to); }
-Tensor& Tensor::normal_(double mean, double std) { return ops::normal_(*this, mean, std); }
+Tensor& Tensor::uniform_(double from, double to, std::optional<Generator> generator) {
+  return ops::uniform_(*this, from, to, std::move(generator));
+}
+Tensor& Tensor::normal_(double mean, double std, std::optional<Generator> generator) {
+  return ops::normal_(*this, mean, std, std::move(generator));
+}
 
 }  // namespace glass

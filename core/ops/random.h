@@ -39,11 +39,12 @@ double next_uniform01();  // [0, 1), 53 random bits
 }  // namespace detail
 
 namespace ops {
-// Fills from the default generator of self's device. libtorch's also take an optional
-// generator; adding it here changes Tensor::uniform_/normal_ (core/tensor.h) and their
-// autograd handler (autograd/inplace_functions.cpp) with them. The kernels take one already.
-extern Op<Tensor&(Tensor&, double, double)> uniform_;
-extern Op<Tensor&(Tensor&, double, double)> normal_;
+// self.uniform_(from, to, generator) and self.normal_(mean, std, generator), as libtorch's:
+// they draw from `generator` if given — which must be one for self's device type — else
+// from the default generator of self's device.
+using RandomFillSig = Tensor&(Tensor&, double, double, std::optional<Generator>);
+extern Op<RandomFillSig> uniform_;
+extern Op<RandomFillSig> normal_;
 }  // namespace ops
 
 }  // namespace glass
