@@ -119,10 +119,18 @@ decltype(auto) dispatch_dtype(ScalarType t, const char* op, F&& f) {
 }
 
 // Same, for kernels that make no sense on bool (arithmetic that PyTorch rejects on bool).
+// f is never instantiated for bool, so a kernel template need not exist for it.
 template <class F>
 decltype(auto) dispatch_numeric(ScalarType t, const char* op, F&& f) {
-  GLASS_CHECK(t != ScalarType::Bool, op, "(): not implemented for dtype Bool");
-  return dispatch_dtype(t, op, std::forward<F>(f));
+  switch (t) {
+    case ScalarType::Int32: return std::forward<F>(f).template operator()<int32_t>();
+    case ScalarType::Int64: return std::forward<F>(f).template operator()<int64_t>();
+    case ScalarType::Float32: return std::forward<F>(f).template operator()<float>();
+    case ScalarType::Float64: return std::forward<F>(f).template operator()<double>();
+    case ScalarType::Bool: break;
+    case ScalarType::Undefined: detail::throw_error(detail::str_cat(op, "(): undefined dtype"));
+  }
+  detail::throw_error(detail::str_cat(op, "(): not implemented for dtype Bool"));
 }
 
 template <class F>

@@ -36,6 +36,7 @@ namespace glass::cuda::GLASS_KERNEL_NS {
 namespace {
 
 inline constexpr int kSoftmaxRowThreads = 128;  // at most: a short row gets fewer
+inline constexpr int kWarp = 32;                // warpSize, as a host-side constant
 inline constexpr int kSoftmaxColumnThreads = 128;
 
 template <class T>
@@ -243,9 +244,9 @@ void launch_softmax_impl(const Tensor& in, int64_t outer, int64_t n, int64_t inn
     const CUDAStream stream = getCurrentCUDAStream(static_cast<DeviceIndex>(in.device().index()));
     if (inner == 1) {
       // Whole warps (the block tree needs them), no more than the row can use.
-      const int64_t warps =
-          std::min<int64_t>((n + warpSize - 1) / warpSize, kSoftmaxRowThreads / warpSize);
-      const Dim3 block(static_cast<unsigned>(warps * warpSize));
+      // (kWarp, not warpSize: warpSize is a device-side variable under nvcc.)
+      const int64_t warps = std::min<int64_t>((n + kWarp - 1) / kWarp, kSoftmaxRowThreads / kWarp);
+      const Dim3 block(static_cast<unsigned>(warps * kWarp));
       const std::string name = kernel_name(
           online ? "softmax_rows_online" : "softmax_rows_three_pass", scalar_type_of<T>);
       launch_kernel(name.c_str(),
