@@ -434,11 +434,14 @@ PackedTensorAccessor32<T, N, PtrTraits> Tensor::packed_accessor32() const& {
                 ") does not fit in int32; use a 64-bit accessor (accessor<T, N>()) or split it");
     sizes32[d] = static_cast<int32_t>(size);
     strides32[d] = static_cast<int32_t>(stride);
-    if (size > 0) last_offset += (size - 1) * (stride < 0 ? -stride : stride);
+    // Each term and the running sum are checked as they come: both stay below 2^31, so
+    // adding them cannot overflow int64, whatever N is.
+    const int64_t reach = size > 0 ? (size - 1) * (stride < 0 ? -stride : stride) : 0;
+    GLASS_CHECK(reach <= kMax && last_offset + reach <= kMax, what(), ": an element lies ",
+                last_offset + reach, " elements from the first (shape ", sizes(), ", strides ",
+                strides(), "), beyond int32 indexing; split the tensor");
+    last_offset += reach;
   }
-  GLASS_CHECK(last_offset <= kMax, what(), ": an element lies ", last_offset,
-              " elements from the first (shape ", sizes(), ", strides ", strides(),
-              "), beyond int32 indexing; split the tensor");
   return PackedTensorAccessor32<T, N, PtrTraits>(typename PtrTraits<T>::PtrType(data), sizes32,
                                                  strides32);
 }

@@ -89,7 +89,8 @@ __global__ void reduce_warp_shuffle(DeviceAccessor<const float, 1> x,
 
 // Rung 5: grid-stride loop. A fixed grid of blocks (kGridStrideBlocks) walks the whole
 // input, each thread adding many elements in a register before the block reduces once:
-// fewer blocks, fewer barriers, fewer partial sums. The library's reduce.cu is this rung.
+// fewer blocks, fewer barriers, fewer partial sums. The library's reduce.cu keeps this
+// loop but reduces the block differently (block_reduce in reduce.cuh: warps shuffle first).
 constexpr int kGridStrideBlocks = 16;
 __global__ void reduce_grid_stride(DeviceAccessor<const float, 1> x, DeviceAccessor<float, 1> out) {
   GLASS_SHARED(float, sdata, kBlock);

@@ -1,15 +1,16 @@
 // lessons/09_cuda_kernels/lesson_kernels.h — the lesson's own kernels (lesson_kernels.cu):
 // the five rungs of the reduction ladder and a racy reduction for the race detector. Each
 // launcher queues its kernel(s) on the current stream and returns; the lesson reads the
-// result and the simulator's counters afterwards.
+// result and the simulator's counters afterwards. Invariant: every rung's block is kBlock
+// threads, the exercises' block (exercises.h holds the one definition).
 #pragma once
 
 #include "core/tensor.h"
+#include "exercises/exercises.h"
 
 namespace lesson09 {
 
-// One block is this many threads in every rung.
-inline constexpr int kBlock = 256;
+using glass::lesson09::kBlock;
 
 // The sum of x (float, 1-D, on cuda:0) into out[0] by rung 1..5 of the ladder: a first
 // launch writes one partial sum per block into `partials`, a second launch (one block)

@@ -1,7 +1,8 @@
 // tests/core/packed_accessor_test.cpp — PackedTensorAccessor32 on the host (CPU tensors):
 // a[i][j] follows the strides of any view, sizes and strides are copies (the accessor
 // outlives a change of the tensor's metadata), and packed_accessor32() refuses a wrong
-// dtype, dim, device traits or a size that does not fit in int32, saying which.
+// dtype, dim, device traits, a size or stride that does not fit in int32, or an element
+// farther than int32 can index, saying which. A zero-size dim reaches nothing.
 // Kernels reading through it on the simulated GPU: tests/cuda/exec/packed_accessor_test.cpp.
 #include <cstdint>
 #include <optional>
@@ -77,6 +78,53 @@ TEST(PackedAccessor, ErrorsNameWhatWasWrong) {
   const Tensor huge = zeros({1}).expand({int64_t{1} << 32});
   const auto too_big = [&] { (void)huge.packed_accessor32<float, 1>(); };
   EXPECT_GLASS_ERROR(too_big(), "size 4294967296", "does not fit in int32");
+}
+
+// A tensor with this geometry over one float's storage. packed_accessor32 reads only the
+// metadata, so it can describe elements far beyond what was allocated.
+Tensor with_geometry(IntArrayRef sizes, IntArrayRef strides) {
+  Tensor t = zeros({1});
+  t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides, 0);
+  return t;
+}
+
+TEST(PackedAccessor, TheFarthestElementMustFitInInt32) {
+  constexpr int64_t kMax = INT32_MAX, kHalf = int64_t{1} << 30;
+  // 1 * 2^30 + 1 * (2^30 - 1) = 2^31 - 1: the farthest element is exactly INT32_MAX away.
+  const Tensor at_the_limit = with_geometry({2, 2}, {kHalf, kHalf - 1});
+  const auto fits = at_the_limit.packed_accessor32<float, 2>();
+  EXPECT_EQ(fits.stride(0), kHalf);
+  EXPECT_EQ(fits.stride(1), kHalf - 1);
+  // One more and it is 2^31: each stride fits, their sum does not.
+  const Tensor too_far = with_geometry({2, 2}, {kHalf, kHalf});
+  const auto too_far_2d = [&] { (void)too_far.packed_accessor32<float, 2>(); };
+  EXPECT_GLASS_ERROR(too_far_2d(), "an element lies 2147483648", "beyond int32 indexing", "[2, 2]");
+  // Each term at the limit: the sum is checked term by term, so nothing overflows int64.
+  const Tensor many = with_geometry({kMax, kMax, kMax, kMax}, {kMax, kMax, kMax, kMax});
+  const auto many_4d = [&] { (void)many.packed_accessor32<float, 4>(); };
+  EXPECT_GLASS_ERROR(many_4d(), "beyond int32 indexing");
+}
+
+TEST(PackedAccessor, AStrideThatDoesNotFitIsRefused) {
+  // A dim of size 1 may have any stride; int32 still cannot hold this one.
+  const Tensor t = with_geometry({1}, {int64_t{1} << 31});
+  const auto one_d = [&] { (void)t.packed_accessor32<float, 1>(); };
+  EXPECT_GLASS_ERROR(one_d(), "stride 2147483648", "of dim 0", "does not fit in int32");
+  const Tensor negative = with_geometry({1}, {-(int64_t{1} << 31) - 1});
+  const auto negative_1d = [&] { (void)negative.packed_accessor32<float, 1>(); };
+  EXPECT_GLASS_ERROR(negative_1d(), "does not fit in int32");
+}
+
+TEST(PackedAccessor, AZeroSizeDimReachesNothing) {
+  const Tensor no_rows = zeros({0, 3});
+  const auto empty_rows = no_rows.packed_accessor32<float, 2>();
+  EXPECT_EQ(empty_rows.size(0), 0);
+  EXPECT_EQ(empty_rows.size(1), 3);
+  // With no element along dim 0, its stride moves to nothing: no int32 reach to check.
+  const Tensor t = with_geometry({0, 2}, {int64_t{1} << 30, int64_t{1} << 30});
+  const auto a = t.packed_accessor32<float, 2>();
+  EXPECT_EQ(a.size(0), 0);
+  EXPECT_EQ(a.stride(1), int64_t{1} << 30);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // lessons/09_cuda_kernels/exercises/solution.cu — the reference answers to lesson 09's
-// exercises (exercises.h has the contracts). Try them yourself first, in student.cu.
+// exercises (exercises.h has the contracts), what the build grades by default. Invariant:
+// each launcher only launches its kernel (no tensor op, no copy), with the contract's grid.
+// Try the exercises yourself first, in student.cu.
 #include <algorithm>
 
 #include "cuda/stream.h"
@@ -11,29 +13,35 @@ using cuda::Dim3;
 
 // ---- exercise 1 ------------------------------------------------------------------------
 
-__global__ void block_sum_kernel(DeviceAccessor<const float, 1> x, DeviceAccessor<float, 1> sums) {
-  GLASS_SHARED(float, partial, kBlock);
-  const int tid = threadIdx.x;
-  const int i = blockIdx.x * kBlock + tid;
-  partial[tid] = i < x.size(0) ? x[i] : 0.0f;  // the tail: past the end counts as 0
-  __syncthreads();
-  for (int s = kBlock / 2; s > 32; s /= 2) {
-    if (tid < s) partial[tid] += partial[tid + s];
-    __syncthreads();
+// The 32 lanes' values added into lane 0 by halving shuffles.
+__device__ float warp_sum(float v) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2)
+    v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+__global__ void row_sumsq_kernel(DeviceAccessor<const float, 2> x, DeviceAccessor<float, 1> out) {
+  GLASS_SHARED(float, warp_sums, kBlock / kWarp);
+  const int row = blockIdx.x, t = threadIdx.x;
+  const int lane = t % kWarp, warp = t / kWarp;
+  float v = 0.0f;  // a thread past the row's end adds nothing
+  for (int j = t; j < x.size(1); j += kBlock) {
+    const float e = x[row][j];  // one load: x[row][j] * x[row][j] would read it twice
+    v += e * e;
   }
-  if (tid < 32) {
-    // 64 partial sums left: warp 0 adds them in pairs, then halves by shuffles.
-    float v = partial[tid] + partial[tid + 32];
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-    if (tid == 0) sums[blockIdx.x] = v;
+  v = warp_sum(v);
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();  // every warp's sum is in shared memory
+  if (warp == 0) {
+    v = warp_sum(lane < kBlock / kWarp ? warp_sums[lane] : 0.0f);
+    if (lane == 0) out[row] = v;
   }
 }
 
-void block_sums(const Tensor& x, const Tensor& sums) {
-  const auto blocks = static_cast<unsigned>((x.size(0) + kBlock - 1) / kBlock);
-  GLASS_LAUNCH(block_sum_kernel, Dim3(blocks), Dim3(kBlock), 0, cuda::getCurrentCUDAStream(),
-               x.packed_accessor32<const float, 1, DevicePtrTraits>(),
-               sums.packed_accessor32<float, 1, DevicePtrTraits>());
+void row_sumsq(const Tensor& x, const Tensor& out) {
+  GLASS_LAUNCH(row_sumsq_kernel, Dim3(static_cast<unsigned>(x.size(0))), Dim3(kBlock), 0,
+               cuda::getCurrentCUDAStream(), x.packed_accessor32<const float, 2, DevicePtrTraits>(),
+               out.packed_accessor32<float, 1, DevicePtrTraits>());
 }
 
 // ---- exercise 2 ------------------------------------------------------------------------

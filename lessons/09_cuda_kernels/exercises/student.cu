@@ -1,5 +1,6 @@
 // lessons/09_cuda_kernels/exercises/student.cu — your answers to lesson 09's exercises (see
-// exercises.h for each contract and README.md for the ideas).
+// exercises.h for each contract and how it is graded, README.md for the ideas). Invariant:
+// it compiles as handed out, and every exercise test fails until you write the answer.
 //
 // Exercises 1 and 2: write the kernel, then its launcher (whose body only reports that it
 // is not written yet). Exercise 3: the kernel is written but races; fix it. Test with
@@ -16,13 +17,14 @@ using cuda::Dim3;
 
 // ---- exercise 1 ------------------------------------------------------------------------
 
-__global__ void block_sum_kernel([[maybe_unused]] DeviceAccessor<const float, 1> x,
-                                 [[maybe_unused]] DeviceAccessor<float, 1> sums) {
-  // TODO: stage x's chunk in GLASS_SHARED memory, halve it with __syncthreads() between
-  // steps down to 64 values, then let warp 0 finish with __shfl_down_sync.
+__global__ void row_sumsq_kernel([[maybe_unused]] DeviceAccessor<const float, 2> x,
+                                 [[maybe_unused]] DeviceAccessor<float, 1> out) {
+  // TODO: add this thread's squares of row blockIdx.x in a register, reduce each warp with
+  // __shfl_down_sync, stage the warp sums in GLASS_SHARED memory, one __syncthreads(), and
+  // let warp 0 reduce those.
 }
 
-void block_sums([[maybe_unused]] const Tensor& x, [[maybe_unused]] const Tensor& sums) {
+void row_sumsq([[maybe_unused]] const Tensor& x, [[maybe_unused]] const Tensor& out) {
   throw glass::Error("exercise 1: not implemented yet — see README");
 }
 

@@ -1,7 +1,9 @@
 // tests/cuda/exec/packed_accessor_kernels.cu — kernels that read and write tensors through
 // DeviceAccessor (PackedTensorAccessor32 with DevicePtrTraits), for packed_accessor_test.cpp.
 // Their launchers take tensors, as a library kernel's do, so the test sees the whole path:
-// Tensor::packed_accessor32 on the host, the launch, a[i][j] in the kernel.
+// Tensor::packed_accessor32 on the host, the launch, a[i][j] in the kernel. Invariant: the
+// kernels touch memory only through the accessors, so the simulator counts and bounds-checks
+// every access (tests/cuda/gpu/packed_accessor_gpu_kernels.cu is the nvcc twin).
 #include "packed_accessor_kernels.h"
 
 #include "cuda/kernel.h"

@@ -1,5 +1,6 @@
 // tests/cuda/exec/packed_accessor_kernels.h — launchers of the accessor kernels
 // (packed_accessor_kernels.cu), each queued on the current stream of x's device.
+// Invariant: a launcher only makes the accessors and launches; it never waits or copies.
 #pragma once
 
 #include "core/tensor.h"
