@@ -174,10 +174,12 @@ Evaluation evaluate(MLPImpl& model, data::DataLoader& loader) {
   glass::NoGradGuard no_grad;  // no graph: nothing is saved for a backward that never comes
   Evaluation e;
   e.confusion.assign(10, std::vector<int64_t>(10, 0));
+  const glass::Device device = model.parameters()[0].device();  // where the model lives
   for (data::Example& batch : loader) {
-    Tensor logits = model.forward(batch.data);  // (B, 10)
-    Tensor predicted = logits.argmax(1);        // (B): the highest score wins
-    e.loss += F::cross_entropy(logits, batch.target, {}, -100, F::Reduction::Sum).item<double>();
+    const Tensor target = batch.target.to(device);
+    Tensor logits = model.forward(batch.data.to(device));  // (B, 10)
+    Tensor predicted = logits.argmax(1).cpu();             // (B): the highest score wins
+    e.loss += F::cross_entropy(logits, target, {}, -100, F::Reduction::Sum).item<double>();
     Tensor labels = batch.target.contiguous();
     for (int64_t i = 0; i < labels.numel(); ++i)
       e.confusion[labels.data_ptr<int64_t>()[i]][predicted.data_ptr<int64_t>()[i]] += 1;
@@ -196,7 +198,17 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // [SECTION] main --------------------------------------------------------------------------
 
-int main() {
+int main(int argc, char** argv) {
+  // `--device cuda` trains section 7 on the GPU (the simulated one where there is none);
+  // every other section, and the default run that README.md quotes, stays on the CPU.
+  glass::Device device(glass::kCPU);
+  if (argc == 3 && std::string(argv[1]) == "--device" && std::string(argv[2]) == "cuda") {
+    if (!glass::cuda::is_available()) glass::cuda::use_simulator();
+    device = glass::Device(glass::kCUDA, 0);
+  } else if (argc != 1) {
+    std::cerr << "usage: " << argv[0] << " [--device cuda]\n";
+    return 2;
+  }
   // The data first: both splits into memory (float32 in [0, 1], int64 labels).
   auto load_start = std::chrono::steady_clock::now();
   data::FashionMNIST train_set;  // /usr/share/datasets/fashion-mnist, 60000 images
@@ -440,10 +452,11 @@ int main() {
   section("7. training: 5 epochs of Adam on the full 60000 images");
   glass::manual_seed(0);
   model = MLP(784, 512, 10);
+  model->to(device);  // before the optimizer, so that its state is made on the device
   optim::Adam optimizer(model->parameters(), optim::AdamOptions(1e-3));
   data::DataLoader train_loader(
       data::TensorDataset(normalize(train_set.images()), train_set.labels()),
-      data::DataLoaderOptions(128).shuffle(true).seed(0));
+      data::DataLoaderOptions(128).shuffle(true).seed(0).pin_memory(device.is_cuda()));
   data::DataLoader test_loader(data::TensorDataset(normalize(test_set.images()), test_set.labels()),
                                data::DataLoaderOptions(1000));
   std::cout << "MLP 784-512-512-10, Adam(lr 1e-3, halved after every epoch), batch 128, seed 0\n";
@@ -456,11 +469,13 @@ int main() {
     double loss_sum = 0;  // sum over samples of their loss, for the epoch's mean
     int64_t seen = 0;
     for (data::Example& batch : train_loader) {
-      optimizer.zero_grad();                       // 1. forget the last step's gradients
-      Tensor logits = model->forward(batch.data);  // 2. forward: (B, 10), records the graph
-      Tensor loss = F::cross_entropy(logits, batch.target);  // 3. one number: the batch's mean loss
-      loss.backward();                                       // 4. .grad() of every parameter
-      optimizer.step();                                      // 5. update in place, no graph
+      const Tensor x = batch.data.to(device, /*non_blocking=*/true);  // no copy on the CPU
+      const Tensor y = batch.target.to(device, /*non_blocking=*/true);
+      optimizer.zero_grad();                      // 1. forget the last step's gradients
+      Tensor logits = model->forward(x);          // 2. forward: (B, 10), records the graph
+      Tensor loss = F::cross_entropy(logits, y);  // 3. one number: the batch's mean loss
+      loss.backward();                            // 4. .grad() of every parameter
+      optimizer.step();                           // 5. update in place, no graph
       loss_sum += loss.item<double>() * static_cast<double>(batch.data.size(0));
       seen += batch.data.size(0);
     }
