@@ -109,8 +109,9 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   return (a.detach() - b.detach()).abs().max().item<double>();
 }
 
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  return a.sizes() == b.sizes() && (a.detach() != b.detach()).sum().item<int64_t>() == 0;
+bool bitwise_equal(const Tensor& a, const Tensor& b) {  // on any devices (--device cuda)
+  return a.sizes() == b.sizes() &&
+         (a.detach().cpu() != b.detach().cpu()).sum().item<int64_t>() == 0;
 }
 
 // [SECTION] the model --------------------------------------------------------------------
