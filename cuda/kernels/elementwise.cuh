@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/error.h"
 #include "core/scalar_type.h"
 #include "core/tensor_iterator.h"
 #include "cuda/kernel.h"
@@ -201,6 +202,50 @@ inline std::string kernel_name(const char* op, ScalarType t) {
 
 inline CUDAStream stream_for(const TensorIterator& iter) {
   return getCurrentCUDAStream(static_cast<DeviceIndex>(iter.device().index()));
+}
+
+// Launches out = f(in) over iter (out, in): the flat kernel when both operands are one
+// aligned run, the strided one otherwise. Queues and returns.
+template <class Out, class In, class F>
+void run_unary(TensorIterator& iter, const char* op, F f) {
+  const int64_t n = iter.numel();
+  if (n == 0) return;
+  // core passes CPU scalars only to ops with two inputs (x * 2); a host address must
+  // never reach a kernel.
+  GLASS_INTERNAL_ASSERT(!iter.is_cpu_scalar(1), op, ": a CPU scalar input reached a unary kernel");
+  const std::string name = kernel_name(op, scalar_type_of<In>);
+  const gptr<char> out(iter.data_ptr(0));
+  const gptr<const char> in(iter.data_ptr(1));
+  if (operand_is_flat(iter, 0, sizeof(Out)) && operand_is_flat(iter, 1, sizeof(In))) {
+    launch_kernel(name.c_str(), unary_flat_kernel<Out, In, F>, elementwise_grid(n),
+                  Dim3(kElementwiseThreads), 0, stream_for(iter), n, out, in, f);
+  } else {
+    launch_kernel(name.c_str(), unary_kernel<Out, In, F>, elementwise_grid(n),
+                  Dim3(kElementwiseThreads), 0, stream_for(iter), n,
+                  make_offset_calculator<2>(iter), out, in, f);
+  }
+}
+
+// Input k of an iterator as a kernel takes it: device memory, or — for a CPU scalar (the 2
+// in x * 2) — its value, passed by value, since its pointer is host memory and must never
+// reach a kernel.
+template <class T>
+struct KernelInput {
+  gptr<const char> data;
+  bool is_value = false;
+  T value{};
+};
+
+template <class T>
+KernelInput<T> kernel_input(const TensorIterator& iter, int k) {
+  KernelInput<T> in;
+  if (iter.is_cpu_scalar(k)) {
+    in.is_value = true;
+    in.value = iter.scalar_value(k).template to<T>();
+  } else {
+    in.data = gptr<const char>(iter.data_ptr(k));
+  }
+  return in;
 }
 
 }  // namespace glass::cuda::GLASS_KERNEL_NS

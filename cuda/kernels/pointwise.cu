@@ -18,52 +18,11 @@
 namespace glass::cuda::GLASS_KERNEL_NS {
 namespace {
 
-template <class Out, class In, class F>
-void run_unary(TensorIterator& iter, const char* op, F f) {
-  const int64_t n = iter.numel();
-  if (n == 0) return;
-  // core passes CPU scalars only to ops with two inputs (x * 2); a host address must
-  // never reach a kernel.
-  GLASS_INTERNAL_ASSERT(!iter.is_cpu_scalar(1), op, ": a CPU scalar input reached a unary kernel");
-  const std::string name = kernel_name(op, scalar_type_of<In>);
-  const gptr<char> out(iter.data_ptr(0));
-  const gptr<const char> in(iter.data_ptr(1));
-  if (operand_is_flat(iter, 0, sizeof(Out)) && operand_is_flat(iter, 1, sizeof(In))) {
-    launch_kernel(name.c_str(), unary_flat_kernel<Out, In, F>, elementwise_grid(n),
-                  Dim3(kElementwiseThreads), 0, stream_for(iter), n, out, in, f);
-  } else {
-    launch_kernel(name.c_str(), unary_kernel<Out, In, F>, elementwise_grid(n),
-                  Dim3(kElementwiseThreads), 0, stream_for(iter), n,
-                  make_offset_calculator<2>(iter), out, in, f);
-  }
-}
-
-// An input that is a CPU scalar is passed by value; its pointer is host memory and must
-// never reach the kernel.
-template <class T>
-struct BinaryInput {
-  gptr<const char> data;
-  bool is_value = false;
-  T value{};
-};
-
-template <class T>
-BinaryInput<T> binary_input(const TensorIterator& iter, int k) {
-  BinaryInput<T> in;
-  if (iter.is_cpu_scalar(k)) {
-    in.is_value = true;
-    in.value = iter.scalar_value(k).template to<T>();
-  } else {
-    in.data = gptr<const char>(iter.data_ptr(k));
-  }
-  return in;
-}
-
 template <class Out, class T, class F>
 void run_binary(TensorIterator& iter, const char* op, F f) {
   const int64_t n = iter.numel();
   if (n == 0) return;
-  const BinaryInput<T> a = binary_input<T>(iter, 1), b = binary_input<T>(iter, 2);
+  const KernelInput<T> a = kernel_input<T>(iter, 1), b = kernel_input<T>(iter, 2);
   const gptr<char> out(iter.data_ptr(0));
   const bool flat = operand_is_flat(iter, 0, sizeof(Out)) &&
                     (a.is_value || operand_is_flat(iter, 1, sizeof(T))) &&

@@ -83,53 +83,14 @@ __global__ void masked_fill_kernel(int64_t n, OffsetCalculator<3> calc, gptr<cha
 
 // ---- host side -------------------------------------------------------------------------------
 
-template <class T, class F>
-void run_clamp(TensorIterator& iter, F f) {
-  const int64_t n = iter.numel();
-  if (n == 0) return;
-  GLASS_INTERNAL_ASSERT(!iter.is_cpu_scalar(1), "clamp: a CPU scalar input reached the kernel");
-  const std::string name = kernel_name("clamp", scalar_type_of<T>);
-  const gptr<char> out(iter.data_ptr(0));
-  const gptr<const char> in(iter.data_ptr(1));
-  if (operand_is_flat(iter, 0, sizeof(T)) && operand_is_flat(iter, 1, sizeof(T))) {
-    launch_kernel(name.c_str(), unary_flat_kernel<T, T, F>, elementwise_grid(n),
-                  Dim3(kElementwiseThreads), 0, stream_for(iter), n, out, in, f);
-  } else {
-    launch_kernel(name.c_str(), unary_kernel<T, T, F>, elementwise_grid(n),
-                  Dim3(kElementwiseThreads), 0, stream_for(iter), n,
-                  make_offset_calculator<2>(iter), out, in, f);
-  }
-}
-
-// Input k of iter: device memory, or (a CPU scalar) a value. Its host pointer is never
-// passed on.
-template <class T>
-struct SelectInput {
-  gptr<const char> data;
-  bool is_value = false;
-  T value{};
-};
-
-template <class T>
-SelectInput<T> select_input(const TensorIterator& iter, int k) {
-  SelectInput<T> in;
-  if (iter.is_cpu_scalar(k)) {
-    in.is_value = true;
-    in.value = iter.scalar_value(k).template to<T>();
-  } else {
-    in.data = gptr<const char>(iter.data_ptr(k));
-  }
-  return in;
-}
-
 }  // namespace
 
 void launch_clamp(TensorIterator& iter, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   dispatch_numeric(iter.common_dtype(), "clamp", [&]<class T>() {
-    if (lo && hi) return run_clamp<T>(iter, ClampOp<T>{lo->to<T>(), hi->to<T>()});
-    if (lo) return run_clamp<T>(iter, ClampMinOp<T>{lo->to<T>()});
+    if (lo && hi) return run_unary<T, T>(iter, "clamp", ClampOp<T>{lo->to<T>(), hi->to<T>()});
+    if (lo) return run_unary<T, T>(iter, "clamp", ClampMinOp<T>{lo->to<T>()});
     GLASS_INTERNAL_ASSERT(hi.has_value(), "clamp: neither bound reached the kernel");
-    return run_clamp<T>(iter, ClampMaxOp<T>{hi->to<T>()});
+    return run_unary<T, T>(iter, "clamp", ClampMaxOp<T>{hi->to<T>()});
   });
 }
 
@@ -137,8 +98,8 @@ void launch_where(TensorIterator& iter) {
   const int64_t n = iter.numel();
   if (n == 0) return;
   dispatch_dtype(iter.common_dtype(), "where", [&]<class T>() {
-    const SelectInput<bool> cond = select_input<bool>(iter, 1);
-    const SelectInput<T> a = select_input<T>(iter, 2), b = select_input<T>(iter, 3);
+    const KernelInput<bool> cond = kernel_input<bool>(iter, 1);
+    const KernelInput<T> a = kernel_input<T>(iter, 2), b = kernel_input<T>(iter, 3);
     const std::string name = kernel_name("where", scalar_type_of<T>);
     launch_kernel(name.c_str(), where_kernel<T>, elementwise_grid(n), Dim3(kElementwiseThreads), 0,
                   stream_for(iter), n, make_offset_calculator<4>(iter),
@@ -152,7 +113,7 @@ void launch_masked_fill(TensorIterator& iter, const Scalar& value) {
   if (n == 0) return;
   GLASS_INTERNAL_ASSERT(!iter.is_cpu_scalar(1), "masked_fill_: self reached the kernel on the CPU");
   dispatch_dtype(iter.common_dtype(), "masked_fill_", [&]<class T>() {
-    const SelectInput<bool> mask = select_input<bool>(iter, 2);
+    const KernelInput<bool> mask = kernel_input<bool>(iter, 2);
     const std::string name = kernel_name("masked_fill", scalar_type_of<T>);
     launch_kernel(
         name.c_str(), masked_fill_kernel<T>, elementwise_grid(n), Dim3(kElementwiseThreads), 0,
