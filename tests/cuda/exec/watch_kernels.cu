@@ -19,7 +19,9 @@ __global__ void warp_tree_sum(gptr<const int> in, gptr<int> out, bool syncwarp) 
   for (int offset = 16; offset > 0; offset /= 2) {
     const int other = t < offset ? partial[t + offset] : 0;
     if (syncwarp) __syncwarp();  // every lane has read before any lane writes
-    if (t < offset) partial[t] += other;
+    // Unsigned: without __syncwarp a lane may read a word nobody wrote yet (the simulator
+    // fills shared memory with a pattern), and a signed overflow would be UB of its own.
+    if (t < offset) partial[t] = int(unsigned(partial[t]) + unsigned(other));
     if (syncwarp) __syncwarp();  // every lane has written before the next step reads
   }
   if (t == 0) out[0] = partial[0];
