@@ -3,30 +3,12 @@
 #include "nn/data/dataloader.h"
 
 #include <algorithm>
-#include <limits>
 #include <numeric>
-#include <random>
 
 #include "core/error.h"
 #include "core/ops/random.h"
 
 namespace glass::data {
-
-namespace {
-
-// Uniform in [0, bound). `gen() % bound` would favour small values when 2^64 is not a
-// multiple of bound; rejecting draws from the incomplete last block removes that bias.
-// (std::uniform_int_distribution would do this too, but its algorithm differs between
-// standard libraries, and the order must be the same everywhere for a given seed.)
-uint64_t uniform_below(std::mt19937_64& gen, uint64_t bound) {
-  const uint64_t max = std::numeric_limits<uint64_t>::max();
-  const uint64_t limit = max - max % bound;  // a multiple of bound
-  uint64_t r = gen();
-  while (r >= limit) r = gen();
-  return r % bound;
-}
-
-}  // namespace
 
 DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options)
     : dataset_(std::move(dataset)), options_(std::move(options)) {
@@ -34,22 +16,24 @@ DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions optio
   GLASS_CHECK(options_.batch_size() > 0,
               "DataLoader: batch_size must be at least 1, got 0; use DataLoaderOptions(B) "
               "with B >= 1");
+  GLASS_CHECK(!(options_.sampler() && options_.shuffle()),
+              "DataLoader: shuffle(true) and a sampler exclude each other; the sampler decides ",
+              "the order (DistributedSampler shuffles itself)");
   seed_ = options_.seed() ? *options_.seed() : glass::detail::next_random_u64();
 }
 
 size_t DataLoader::size() const {
-  const size_t n = dataset_->size(), b = options_.batch_size();
+  const size_t n =
+      options_.sampler() ? options_.sampler()->size(dataset_->size()) : dataset_->size();
+  const size_t b = options_.batch_size();
   return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
 
 std::vector<size_t> DataLoader::order_for(size_t epoch) const {
+  if (options_.sampler()) return options_.sampler()->indices(dataset_->size(), epoch);
+  if (options_.shuffle()) return shuffled_order(dataset_->size(), seed_ + epoch);
   std::vector<size_t> order(dataset_->size());
   std::iota(order.begin(), order.end(), size_t{0});
-  if (options_.shuffle()) {
-    std::mt19937_64 gen(seed_ + epoch);
-    for (size_t i = order.size(); i > 1; --i)  // Fisher-Yates: fix position i - 1
-      std::swap(order[i - 1], order[uniform_below(gen, i)]);
-  }
   return order;
 }
 

@@ -21,9 +21,11 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "nn/data/dataset.h"
+#include "nn/data/sampler.h"
 
 namespace glass::data {
 
@@ -59,11 +61,19 @@ class DataLoaderOptions {
     return *this;
   }
 
+  // The indices each epoch visits (e.g. a DistributedSampler: this rank's share). Excludes
+  // shuffle(true): the sampler decides the order.
+  DataLoaderOptions& sampler(std::shared_ptr<Sampler> sampler) {
+    sampler_ = std::move(sampler);
+    return *this;
+  }
+
   size_t batch_size() const { return batch_size_; }
   bool shuffle() const { return shuffle_; }
   const std::optional<uint64_t>& seed() const { return seed_; }
   bool drop_last() const { return drop_last_; }
   bool pin_memory() const { return pin_memory_; }
+  const std::shared_ptr<Sampler>& sampler() const { return sampler_; }
 
  private:
   size_t batch_size_;
@@ -71,6 +81,7 @@ class DataLoaderOptions {
   std::optional<uint64_t> seed_;
   bool drop_last_ = false;
   bool pin_memory_ = false;
+  std::shared_ptr<Sampler> sampler_;
 };
 
 class DataLoader {
@@ -113,7 +124,8 @@ class DataLoader {
   Iterator begin();
   Iterator end();
 
-  // Batches per epoch: ceil(N / batch_size), or floor with drop_last.
+  // Batches per epoch: ceil(N / batch_size), or floor with drop_last; N is the dataset's
+  // size, or the sampler's when there is one.
   size_t size() const;
   // Epochs started so far (begin() calls).
   size_t epoch() const { return epoch_; }
