@@ -19,6 +19,8 @@ std::mutex g_mutex;
 std::shared_ptr<const List> g_list = std::make_shared<List>();
 int g_next_handle = 1;
 std::atomic<int64_t> g_dropped{0};
+std::atomic<int> g_process_rank{-1};
+thread_local int t_thread_rank = -1;
 }  // namespace
 
 const char* to_string(Kind k) {
@@ -59,7 +61,18 @@ void unsubscribe(int handle) {
 
 int64_t dropped() { return g_dropped.load(); }
 
-void detail::publish_slow(const Event& e) {
+void set_process_rank(int rank) { g_process_rank.store(rank < 0 ? -1 : rank); }
+void set_thread_rank(int rank) { t_thread_rank = rank < 0 ? -1 : rank; }
+int current_rank() { return t_thread_rank >= 0 ? t_thread_rank : g_process_rank.load(); }
+
+ThreadRankGuard::ThreadRankGuard(int rank) : previous_(t_thread_rank) { set_thread_rank(rank); }
+ThreadRankGuard::~ThreadRankGuard() { t_thread_rank = previous_; }
+
+void detail::publish_slow(const Event& published) {
+  // Stamp the rank here rather than at every publish site: the copy is only paid when
+  // somebody listens, and publishers need not know about distributed at all.
+  Event e = published;
+  if (e.rank < 0) e.rank = current_rank();
   std::shared_ptr<const List> list;
   {
     std::lock_guard<std::mutex> lock(g_mutex);

@@ -41,6 +41,7 @@ struct Event {
   int64_t bytes = 0;
   int64_t value = 0;
   const void* ptr = nullptr;
+  int32_t rank = -1;  // the distributed rank that published it; -1: none (stamped on delivery)
 };
 
 using Callback = std::function<void(const Event&)>;
@@ -60,6 +61,26 @@ inline void publish(const Event& e) {
   if (enabled()) detail::publish_slow(e);
 }
 int64_t dropped();
+
+// The rank that events published from this thread are tagged with, so the viewer can draw
+// one timeline per rank (issue 11). A process of a multi-process job has one rank; with
+// the threads backend each rank is a thread of one process, so a thread may override the
+// process's rank. Delivery stamps current_rank() into every event whose rank is -1.
+void set_process_rank(int rank);  // -1: the process has no rank
+void set_thread_rank(int rank);   // overrides the process's rank on this thread; -1 clears it
+int current_rank();               // this thread's rank if set, else the process's (or -1)
+
+// RAII: tags this thread's events with `rank` for its lifetime, then restores the old one.
+class ThreadRankGuard {
+ public:
+  explicit ThreadRankGuard(int rank);
+  ~ThreadRankGuard();
+  ThreadRankGuard(const ThreadRankGuard&) = delete;
+  ThreadRankGuard& operator=(const ThreadRankGuard&) = delete;
+
+ private:
+  int previous_;
+};
 
 // RAII subscription for tests and tools: unsubscribes when it goes out of scope.
 class Subscription {
