@@ -6,7 +6,8 @@
 // nothing a chunk touches can outlive the call. A second, unrelated thread that finds
 // the pool busy, and any call made from inside a region, runs its loop serially instead
 // of waiting: nested or concurrent parallelism never oversubscribes the cores and never
-// deadlocks.
+// deadlocks. A thread marked serial (set_thread_runs_serial: a communication thread)
+// never tries for the pool at all, so it cannot be the one holding it when compute wants it.
 #include "core/parallel.h"
 
 #include <algorithm>
@@ -28,6 +29,8 @@ namespace {
 
 // True on pool workers always, and on the calling thread while it runs chunks.
 thread_local bool t_in_parallel_region = false;
+// set_thread_runs_serial: this thread leaves the pool to the others.
+thread_local bool t_runs_serial = false;
 
 class RegionGuard {
  public:
@@ -217,6 +220,9 @@ void set_num_threads(int n) {
 
 bool in_parallel_region() { return t_in_parallel_region; }
 
+void set_thread_runs_serial(bool serial) { t_runs_serial = serial; }
+bool thread_runs_serial() { return t_runs_serial; }
+
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& f) {
   if (begin >= end) return;
@@ -228,8 +234,9 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
     f(begin, end);
   };
 
-  // Too small to split into two chunks of `grain`, or nested: not worth a wake-up.
-  if (n / grain < 2 || in_parallel_region()) return run_serially();
+  // Too small to split into two chunks of `grain`, or nested: not worth a wake-up. A
+  // serial thread must not even try_lock the pool: winning it would starve the compute.
+  if (n / grain < 2 || in_parallel_region() || t_runs_serial) return run_serially();
 
   std::unique_lock<std::mutex> lock(g_pool_mutex, std::try_to_lock);
   if (!lock.owns_lock()) return run_serially();  // another thread's region holds the pool
