@@ -1,6 +1,7 @@
 // autograd/engine.cpp — dependency counting and the ready queue (see engine.h).
 #include "autograd/engine.h"
 
+#include <deque>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,6 +26,33 @@ void accumulate(InputBuffer& buf, uint32_t pos, const Tensor& g) {
   if (!g.defined()) return;
   buf[pos] = buf[pos].defined() ? buf[pos] + g : g;
 }
+
+// The end-of-backward callbacks (queue_callback) of the innermost backward pass running
+// on this thread; null when none is. Every node and hook of a pass runs on the thread
+// that called backward(), so a thread-local is all the bookkeeping needed; a nested pass
+// installs its own queue and restores the outer one when it ends, even by an exception.
+thread_local std::deque<std::function<void()>>* t_callbacks = nullptr;
+
+class CallbackScope {
+ public:
+  CallbackScope() : outer_(t_callbacks) { t_callbacks = &queue_; }
+  ~CallbackScope() { t_callbacks = outer_; }
+  CallbackScope(const CallbackScope&) = delete;
+  CallbackScope& operator=(const CallbackScope&) = delete;
+
+  // Runs callbacks until none is left, including ones queued while draining.
+  void drain() {
+    while (!queue_.empty()) {
+      std::function<void()> callback = std::move(queue_.front());
+      queue_.pop_front();
+      callback();
+    }
+  }
+
+ private:
+  std::deque<std::function<void()>> queue_;
+  std::deque<std::function<void()>>* outer_;
+};
 
 struct CompareSeq {
   bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
@@ -113,6 +141,7 @@ tensor_list run(const tensor_list& outputs, const tensor_list& grad_outputs, boo
 
   glass::AutoGradMode grad_mode(
       create_graph);  // backward formulas record a graph only for create_graph
+  CallbackScope callbacks;
   while (!ready.empty()) {
     Node* node = ready.top();
     ready.pop();
@@ -122,9 +151,11 @@ tensor_list run(const tensor_list& outputs, const tensor_list& grad_outputs, boo
     auto* accumulator = dynamic_cast<AccumulateGrad*>(node);
     bool is_accumulator = accumulator != nullptr;
     // Tensor hooks, then retain_grad, see the gradient before anything uses it.
+    // Indexed, and each hook copied before it runs: a hook may add hooks to this node.
     for (const auto* hooks : {&node->pre_hooks(), &node->retain_grad_hooks()}) {
-      for (const auto& [nr, hook] : *hooks) {
-        if (nr >= grads.size() || !grads[nr].defined()) continue;
+      for (size_t h = 0; h < hooks->size(); ++h) {
+        auto [nr, hook] = (*hooks)[h];
+        if (!hook || nr >= grads.size() || !grads[nr].defined()) continue;  // !hook: removed
         Tensor r = hook(grads[nr]);
         if (r.defined()) grads[nr] = r;
       }
@@ -177,6 +208,7 @@ tensor_list run(const tensor_list& outputs, const tensor_list& grad_outputs, boo
         ready.push(e.function.get());
     }
   }
+  callbacks.drain();
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!accumulate_grad)
       GLASS_CHECK(reached[i] || allow_unused, api, "(): one of the differentiated tensors (input ",
@@ -200,6 +232,14 @@ void backward(const tensor_list& outputs, const tensor_list& grad_outputs,
               std::optional<bool> retain_graph, bool create_graph, const tensor_list& inputs) {
   run(outputs, grad_outputs, retain_graph.value_or(create_graph), create_graph, inputs, true, true,
       "backward");
+}
+
+void queue_callback(std::function<void()> callback) {
+  GLASS_CHECK(t_callbacks != nullptr,
+              "queue_callback: no backward pass is running on this thread (call it from a "
+              "hook or a custom Function's backward while backward() or grad() runs)");
+  GLASS_CHECK(callback != nullptr, "queue_callback: the callback is empty");
+  t_callbacks->push_back(std::move(callback));
 }
 
 tensor_list grad(const tensor_list& outputs, const tensor_list& inputs,

@@ -10,6 +10,7 @@
 // reads the leaf. Each node applies its vector-Jacobian product; no Jacobian is formed.
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "autograd/node.h"
@@ -29,5 +30,14 @@ tensor_list grad(const tensor_list& outputs, const tensor_list& inputs,
                  const tensor_list& grad_outputs = {},
                  std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                  bool allow_unused = false);
+
+// PyTorch's Variable._execution_engine.queue_callback: runs `callback` once the backward
+// pass now running on this thread has run every node of its graph, before backward() (or
+// grad()) returns. DDP queues one from a post-accumulate-grad hook to wait for its last
+// buckets. Callbacks run in queue order; one may queue another, which runs too. With a
+// backward nested inside a hook or custom Function, a callback belongs to the innermost
+// pass. Throws when no backward pass is running on this thread. If a callback throws,
+// backward() rethrows it and the callbacks still queued are dropped.
+void queue_callback(std::function<void()> callback);
 
 }  // namespace glass::autograd

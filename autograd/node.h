@@ -77,9 +77,18 @@ class Node : public std::enable_shared_from_this<Node> {
   // tensor hooks of a non-leaf output, in registration order, then its retain_grad() hook
   // (which therefore sees the final gradient, as in PyTorch). A hook may return a
   // replacement gradient, or an undefined Tensor to keep the one it got.
+  // add_pre_hook returns the hook's slot; remove_pre_hook empties that slot rather than
+  // erasing it, so every other slot handed out stays valid (the engine skips empty ones).
   using PreHook = std::function<Tensor(const Tensor&)>;
-  void add_pre_hook(uint32_t input_nr, PreHook hook) {
+  size_t add_pre_hook(uint32_t input_nr, PreHook hook) {
     pre_hooks_.emplace_back(input_nr, std::move(hook));
+    return pre_hooks_.size() - 1;
+  }
+  // False when there is no such slot or it was already emptied.
+  bool remove_pre_hook(size_t slot) {
+    if (slot >= pre_hooks_.size() || !pre_hooks_[slot].second) return false;
+    pre_hooks_[slot].second = nullptr;
+    return true;
   }
   void add_retain_grad_hook(uint32_t input_nr, PreHook hook) {
     retain_hooks_.emplace_back(input_nr, std::move(hook));

@@ -62,12 +62,32 @@ unsigned Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const 
               "register_hook(): cannot register a hook on a tensor that doesn't "
               "require gradient");
   autograd::AutogradMeta& m = autograd::materialize_meta(*this);
+  autograd::AutogradMeta::HookRef ref;
   if (!m.grad_fn) {
     m.hooks.push_back(std::move(hook));
-    return static_cast<unsigned>(m.hooks.size() - 1);
+    ref.slot = m.hooks.size() - 1;
+  } else {
+    ref.on_grad_fn = true;
+    ref.grad_fn = m.grad_fn;
+    ref.slot = m.grad_fn->add_pre_hook(m.output_nr, std::move(hook));
   }
-  m.grad_fn->add_pre_hook(m.output_nr, std::move(hook));
-  return static_cast<unsigned>(m.grad_fn->pre_hooks().size() - 1);
+  m.hook_refs.push_back(std::move(ref));
+  return static_cast<unsigned>(m.hook_refs.size() - 1);
+}
+
+void Tensor::remove_hook(unsigned index) const {
+  autograd::AutogradMeta* m = autograd::get_meta(*this);
+  GLASS_CHECK(m && index < m->hook_refs.size() && !m->hook_refs[index].removed,
+              "remove_hook(): this tensor has no hook with index ", index,
+              " (it was never returned by register_hook for this tensor, or it was already "
+              "removed)");
+  autograd::AutogradMeta::HookRef& ref = m->hook_refs[index];
+  ref.removed = true;
+  if (!ref.on_grad_fn) {
+    m->hooks[ref.slot] = nullptr;
+  } else if (auto node = ref.grad_fn.lock()) {
+    node->remove_pre_hook(ref.slot);
+  }  // else the node died with its graph, and the hook with it
 }
 
 namespace autograd {

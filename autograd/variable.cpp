@@ -65,7 +65,11 @@ tensor_list AccumulateGrad::apply(tensor_list&& grads) {
   } else {
     m.grad.add_(g);
   }
-  for (const auto& hook : m.post_accumulate_hooks) hook(variable_);
+  // Indexed, each hook copied before it runs: a hook may register another on this leaf.
+  for (size_t i = 0; i < m.post_accumulate_hooks.size(); ++i) {
+    auto hook = m.post_accumulate_hooks[i];
+    if (hook) hook(variable_);  // empty: removed
+  }
   return {};
 }
 
@@ -76,19 +80,33 @@ namespace glass::autograd {
 Tensor run_leaf_hooks(const Tensor& leaf, Tensor grad) {
   AutogradMeta* m = get_meta(leaf);
   if (!m || !grad.defined()) return grad;
-  for (const auto& hook : m->hooks) {
+  for (size_t i = 0; i < m->hooks.size(); ++i) {
+    auto hook = m->hooks[i];  // a copy: a hook may register another on this leaf
+    if (!hook) continue;      // removed
     Tensor r = hook(grad);
     if (r.defined()) grad = r;
   }
   return grad;
 }
 
-void register_post_accumulate_grad_hook(const Tensor& leaf,
-                                        std::function<void(const Tensor&)> hook) {
+unsigned register_post_accumulate_grad_hook(const Tensor& leaf,
+                                            std::function<void(const Tensor&)> hook) {
   GLASS_CHECK(leaf.requires_grad() && leaf.is_leaf(),
               "register_post_accumulate_grad_hook(): "
               "expected a leaf tensor that requires grad");
-  materialize_meta(leaf).post_accumulate_hooks.push_back(std::move(hook));
+  auto& hooks = materialize_meta(leaf).post_accumulate_hooks;
+  hooks.push_back(std::move(hook));
+  return static_cast<unsigned>(hooks.size() - 1);
+}
+
+void remove_post_accumulate_grad_hook(const Tensor& leaf, unsigned index) {
+  AutogradMeta* m = get_meta(leaf);
+  const bool live =
+      m && index < m->post_accumulate_hooks.size() && m->post_accumulate_hooks[index] != nullptr;
+  GLASS_CHECK(live, "remove_post_accumulate_grad_hook(): this tensor has no hook with index ",
+              index, " (it was never returned by register_post_accumulate_grad_hook for this ",
+              "tensor, or it was already removed)");
+  m->post_accumulate_hooks[index] = nullptr;
 }
 
 }  // namespace glass::autograd

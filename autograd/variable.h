@@ -22,9 +22,18 @@ struct AutogradMeta : AutogradMetaInterface {
   uint32_t output_nr = 0;                // which output of grad_fn this tensor is
   bool retains_grad = false;             // a non-leaf whose .grad() is kept (retain_grad())
   // A leaf's hooks live here (its AccumulateGrad comes and goes with each graph); a
-  // non-leaf's are pre-hooks of its grad_fn (Node::add_pre_hook).
+  // non-leaf's are pre-hooks of its grad_fn (Node::add_pre_hook). register_hook()'s index
+  // is a position in hook_refs, which says where each of this tensor's hooks went. Removal
+  // leaves tombstones (a removed ref, an empty function) so later indices keep meaning.
+  struct HookRef {
+    bool on_grad_fn = false;      // a pre-hook of grad_fn (else: hooks[slot])
+    std::weak_ptr<Node> grad_fn;  // the grad_fn it was added to (an in-place op may move on)
+    size_t slot = 0;
+    bool removed = false;
+  };
+  std::vector<HookRef> hook_refs;
   std::vector<std::function<Tensor(const Tensor&)>> hooks;
-  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
+  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;  // index = position
   // Forward mode (forward_ad.h): the tangent, while a dual level is active.
   Tensor fw_grad;
   // Note [In-place ops in a graph] (inplace_functions.cpp): a view recorded by autograd
@@ -37,9 +46,12 @@ struct AutogradMeta : AutogradMetaInterface {
 Tensor run_leaf_hooks(const Tensor& leaf, Tensor grad);
 
 // Called after a leaf's .grad() has been updated, with the leaf (DDP starts its
-// all-reduce from here). Hooks may read or change leaf.grad().
-void register_post_accumulate_grad_hook(const Tensor& leaf,
-                                        std::function<void(const Tensor&)> hook);
+// all-reduce from here). Hooks may read or change leaf.grad(); they run in registration
+// order. Returns an index for remove_post_accumulate_grad_hook, which stays valid when
+// other hooks are removed; removing an index twice, or one never returned, is an error.
+unsigned register_post_accumulate_grad_hook(const Tensor& leaf,
+                                            std::function<void(const Tensor&)> hook);
+void remove_post_accumulate_grad_hook(const Tensor& leaf, unsigned index);
 
 // Clears t.grad(): drops it (set_to_none, PyTorch's default since 2.0: the next backward
 // allocates it afresh) or zeroes it in place. A grad built with create_graph is part of a

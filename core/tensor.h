@@ -118,8 +118,11 @@ class Tensor {
   void retain_grad() const;
   bool retains_grad() const;
   // hook(grad) runs when the gradient w.r.t. this tensor is computed; a defined return
-  // value replaces the gradient. Returns the hook's index.
+  // value replaces the gradient. Returns the hook's index (its position among this
+  // tensor's hooks), which remove_hook(index) takes; removing an index never returned, or
+  // one already removed, is an error. Removal does not shift other indices.
   unsigned register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  void remove_hook(unsigned index) const;
 
   // ---- views: new metadata over the same storage (ops/views.h) ------------------------
   Tensor view(IntArrayRef size) const;
