@@ -14,6 +14,8 @@ GLASS_PACKAGES=(
   nlohmann-json3-dev                # nn/: safetensors checkpoint headers
   libboost-context-dev              # cuda/sim: the simulated GPU's threads of a block are fibers
   dataset-fashion-mnist             # the training lesson's data (/usr/share/datasets)
+  libgloo-dev                       # distributed/: the gloo backend (PyTorch's CPU collectives)
+  libopenmpi-dev openmpi-bin        # distributed/: the mpi backend, and mpirun for its tests
   libgraphviz-dev                   # viewer/: libgvc lays out and renders graphs
   graphviz                          # the `dot` CLI a viewer test compares libgvc's SVG with
   libimgui-dev                      # viewer/app: Dear ImGui (with its GLFW + OpenGL3 backends)
