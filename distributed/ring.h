@@ -1,0 +1,35 @@
+// distributed/ring.h — ring all-reduce, written out on send/recv (the teaching algorithm).
+//
+// The tensor is cut into world_size chunks. Reduce-scatter: in n−1 steps each rank sends
+// one chunk to its right neighbour while it receives another from its left and adds its own
+// part in; chunk c starts at rank c, so after n−1 steps rank r holds the full sum of chunk
+// (r + 1) mod n. All-gather: n−1 more steps
+// pass the finished chunks around the ring. Each rank sends 2(n−1)/n of the tensor in all,
+// whatever n is — which is why the ring is bandwidth-optimal. Invariant: every rank ends
+// with the same bits (chunk c is summed in the same order on its way round, then copied).
+#pragma once
+
+#include "core/tensor.h"
+#include "distributed/process_group.h"
+
+namespace glass::distributed {
+
+// Reduces `tensor` (contiguous) across `group` in place. op: SUM, PRODUCT, MAX, MIN, or
+// AVG (floating dtypes only: the sum, then divided by the world size). Uses only
+// group.send / group.recv, with tag kRingTag.
+void ring_all_reduce(ProcessGroup& group, Tensor& tensor, ReduceOp op = ReduceOp::SUM);
+inline constexpr int kRingTag = 0x52494e47;  // "RING"
+
+// Chunk c of a tensor of `numel` elements cut into n chunks: [begin, begin + length). The
+// first numel % n chunks get one element more, so sizes differ by at most one.
+struct RingChunk {
+  int64_t begin;
+  int64_t length;
+};
+RingChunk ring_chunk(int64_t numel, int n, int c);
+
+// The order ring_all_reduce adds in, for checking it bit for bit without a ring: chunk c of
+// the result is (((x_c + x_{c+1}) + x_{c+2}) + …) + x_{c−1}, rank indices mod n.
+Tensor ring_reference_sum(const std::vector<Tensor>& per_rank, int world_size);
+
+}  // namespace glass::distributed

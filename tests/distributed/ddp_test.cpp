@@ -1,0 +1,301 @@
+// tests/distributed/ddp_test.cpp — DistributedDataParallel on the threads backend, checked
+// against one process trained on the global batch (the reference), and its parts:
+// the replica, the buckets, no_sync, unused parameters, overlap.
+#include "distributed/ddp.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/generator.h"
+#include "core/grad_mode.h"
+#include "core/ops/factories.h"
+#include "core/ops/random.h"
+#include "distributed/backends/threads.h"
+#include "distributed/distributed.h"
+#include "nn/functional/loss.h"
+#include "nn/modules/linear.h"
+#include "nn/optim/sgd.h"
+
+namespace glass::distributed {
+namespace {
+
+using nn::parallel::DistributedDataParallel;
+using nn::parallel::DistributedDataParallelOptions;
+
+// Lesson 06's classifier: 784-512-512-10.
+struct MLPImpl : nn::Module {
+  MLPImpl(int64_t in = 784, int64_t hidden = 512, int64_t classes = 10) : Module("MLP") {
+    fc1 = register_module("fc1", nn::Linear(in, hidden));
+    fc2 = register_module("fc2", nn::Linear(hidden, hidden));
+    fc3 = register_module("fc3", nn::Linear(hidden, classes));
+  }
+  Tensor forward(const Tensor& x) const { return fc3(fc2(fc1(x).relu()).relu()); }
+  nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+};
+GLASS_MODULE(MLP);
+
+// A model with a layer forward never uses.
+struct WithUnusedImpl : nn::Module {
+  WithUnusedImpl() : Module("WithUnused") {
+    used = register_module("used", nn::Linear(4, 3));
+    unused = register_module("unused", nn::Linear(4, 3));
+  }
+  Tensor forward(const Tensor& x) const { return used(x); }
+  nn::Linear used{nullptr}, unused{nullptr};
+};
+GLASS_MODULE(WithUnused);
+
+void copy_params(nn::Module& to, const nn::Module& from) {
+  NoGradGuard no_grad;
+  auto dst = to.parameters(), src = from.parameters();
+  for (size_t i = 0; i < dst.size(); ++i) dst[i].copy_(src[i]);
+}
+
+bool bitwise_equal(const Tensor& a, const Tensor& b) { return a.equal(b); }
+
+// Every element within rtol 1e-5 and atol 1e-7 (the bound).
+void expect_close(const Tensor& actual, const Tensor& expected, const std::string& what) {
+  const float* a = actual.contiguous().data_ptr<float>();
+  const float* e = expected.contiguous().data_ptr<float>();
+  int reported = 0;
+  for (int64_t i = 0; i < actual.numel() && reported < 3; ++i) {
+    if (std::fabs(a[i] - e[i]) > 1e-7 + 1e-5 * std::fabs(e[i])) {
+      ADD_FAILURE() << what << "[" << i << "]: " << a[i] << " vs single-process " << e[i];
+      ++reported;
+    }
+  }
+}
+
+struct Batch {
+  Tensor x, y;
+};
+
+std::vector<Batch> global_batches(int steps, int64_t global_batch) {
+  Generator gen = make_generator(Device(kCPU), 1234);
+  std::vector<Batch> batches;
+  for (int s = 0; s < steps; ++s) {
+    Tensor x = randn({global_batch, 784}, gen);
+    Tensor y = randint(0, 10, {global_batch}, gen);
+    batches.push_back({x, y});
+  }
+  return batches;
+}
+
+// The check: DDP on `world` ranks for 5 steps equals one process on the global batch,
+// and the ranks are bitwise equal after every step.
+void train_like_one_process(int world) {
+  const int steps = 5;
+  const int64_t global_batch = 32;
+  const auto batches = global_batches(steps, global_batch);
+
+  manual_seed(0);
+  MLP reference;
+  MLP initial;
+  copy_params(*initial, *reference);
+  {
+    optim::SGD sgd(reference->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+    for (const Batch& b : batches) {
+      sgd.zero_grad();
+      nn::functional::cross_entropy(reference(b.x), b.y).backward();
+      sgd.step();
+    }
+  }
+
+  std::mutex mutex;
+  std::vector<std::vector<Tensor>> after_step(steps * world);  // [step * world + rank]
+  std::vector<Tensor> final_params(world);
+  run_threads(world, [&](int rank) {
+    init_process_group("threads");
+    MLP model;
+    if (rank == 0) copy_params(*model, *initial);  // the others start elsewhere: DDP copies
+    DistributedDataParallel ddp(model);
+    optim::SGD sgd(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+    const int64_t local = global_batch / world;
+    for (int s = 0; s < steps; ++s) {
+      sgd.zero_grad();
+      Tensor x = batches[s].x.narrow(0, rank * local, local);
+      Tensor y = batches[s].y.narrow(0, rank * local, local);
+      nn::functional::cross_entropy(ddp(x), y).backward();
+      sgd.step();
+      std::vector<Tensor> snapshot;
+      for (const Tensor& p : model->parameters()) snapshot.push_back(p.detach().clone());
+      std::lock_guard<std::mutex> lock(mutex);
+      after_step[s * world + rank] = std::move(snapshot);
+    }
+    destroy_process_group();
+  });
+
+  for (int s = 0; s < steps; ++s)
+    for (int r = 1; r < world; ++r)
+      for (size_t i = 0; i < after_step[s * world].size(); ++i)
+        EXPECT_TRUE(bitwise_equal(after_step[s * world + r][i], after_step[s * world][i]))
+            << "step " << s << ": rank " << r << "'s parameter " << i << " differs from rank 0's";
+  auto expected = reference->named_parameters();
+  for (size_t i = 0; i < expected.size(); ++i)
+    expect_close(after_step[(steps - 1) * world][i], expected[i].second, expected[i].first);
+}
+
+TEST(DistributedDataParallel, TwoRanksTrainLikeOneProcessOnTheGlobalBatch) {
+  train_like_one_process(2);
+}
+TEST(DistributedDataParallel, FourRanksTrainLikeOneProcessOnTheGlobalBatch) {
+  train_like_one_process(4);
+}
+
+TEST(DistributedDataParallel, ConstructionCopiesRankZerosParametersAndBuffers) {
+  std::vector<Tensor> seen(3);
+  run_threads(3, [&](int rank) {
+    init_process_group("threads");
+    nn::Linear model(3, 2);
+    {
+      NoGradGuard no_grad;
+      model->weight.fill_(static_cast<double>(rank + 1));
+    }
+    DistributedDataParallel ddp(model);
+    seen[rank] = model->weight.detach().clone();
+    destroy_process_group();
+  });
+  for (int r = 0; r < 3; ++r) EXPECT_TRUE(seen[r].equal(full({2, 3}, 1.0))) << "rank " << r;
+}
+
+TEST(DistributedDataParallel, RanksWithDifferentModelsGetAnErrorNamingTheMismatch) {
+  std::vector<std::string> errors(2);
+  EXPECT_THROW(run_threads(2,
+                           [&](int rank) {
+                             init_process_group("threads");
+                             MLP model(16, rank == 0 ? 8 : 6, 3);
+                             try {
+                               DistributedDataParallel ddp(model);
+                             } catch (const std::exception& e) {
+                               errors[rank] = e.what();
+                               destroy_process_group();
+                               throw;
+                             }
+                           }),
+               std::exception);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(errors[r].find("parameter 0"), std::string::npos) << errors[r];
+    EXPECT_NE(errors[r].find("[8, 16] on rank 0 but"), std::string::npos) << errors[r];
+    EXPECT_NE(errors[r].find("[6, 16] on rank 1"), std::string::npos) << errors[r];
+  }
+}
+
+TEST(DistributedDataParallel, BucketsStartSmallInReverseOrderAndAreRebuiltInReadyOrder) {
+  run_threads(2, [&](int rank) {
+    init_process_group("threads");
+    MLP model;
+    DistributedDataParallel ddp(model);
+    // fc2.weight alone is exactly 1 MiB, so the 1 MiB first bucket closes there:
+    // [fc3.bias, fc3.weight, fc2.bias, fc2.weight], then [fc1.bias, fc1.weight].
+    using Buckets = std::vector<std::vector<size_t>>;
+    EXPECT_EQ(ddp.reducer().buckets(), (Buckets{{5, 4, 3, 2}, {1, 0}}));
+    Tensor x = full({2, 784}, 0.5);
+    Tensor y = full({2}, 3, TensorOptions().dtype(kLong));
+    for (int step = 0; step < 2; ++step) {
+      model->zero_grad();
+      nn::functional::cross_entropy(ddp(x), y).backward();
+    }
+    EXPECT_TRUE(ddp.reducer().buckets_rebuilt());
+    EXPECT_EQ(ddp.reducer().ready_order().size(), 6u);
+    (void)rank;
+    destroy_process_group();
+  });
+}
+
+TEST(DistributedDataParallel, NoSyncAccumulatesLocallyAndTheNextBackwardAveragesTheSum) {
+  const int world = 2;
+  Generator gen = make_generator(Device(kCPU), 5);
+  Tensor x1 = randn({4, 4}, gen), x2 = randn({4, 4}, gen);
+  // Reference: each rank's two local backward passes summed, then averaged over ranks.
+  manual_seed(1);
+  nn::Linear reference(4, 3);
+  for (const Tensor& x : {x1, x2}) reference(x).pow(2).sum().backward();
+  Tensor expected = reference->weight.grad().clone();
+
+  std::vector<Tensor> grads(world), grads_inside(world);
+  run_threads(world, [&](int rank) {
+    init_process_group("threads");
+    nn::Linear model(4, 3);
+    if (rank == 0) copy_params(*model, *reference);
+    DistributedDataParallel ddp(model);
+    // Rank r sees rows [2r, 2r + 2) of both batches; the sum over ranks is the full batch.
+    {
+      auto guard = ddp.no_sync();
+      ddp(x1.narrow(0, 2 * rank, 2)).pow(2).sum().backward();
+    }
+    grads_inside[rank] = model->weight.grad().clone();
+    ddp(x2.narrow(0, 2 * rank, 2)).pow(2).sum().backward();
+    grads[rank] = model->weight.grad().clone();
+    destroy_process_group();
+  });
+  EXPECT_FALSE(bitwise_equal(grads_inside[0], grads_inside[1]));  // no communication yet
+  for (int r = 0; r < world; ++r) expect_close(grads[r], expected.div(world), "weight.grad");
+}
+
+TEST(DistributedDataParallel, AnUnusedParameterIsAnErrorNamingItUnlessFindUnusedIsOn) {
+  std::vector<std::string> errors(2);
+  run_threads(2, [&](int rank) {
+    init_process_group("threads");
+    WithUnused model;
+    DistributedDataParallel ddp(model);
+    try {
+      ddp(full({1, 4}, 1.0)).sum().backward();
+    } catch (const std::exception& e) {
+      errors[rank] = e.what();
+    }
+    destroy_process_group();
+  });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("unused.weight"), std::string::npos) << e;
+    EXPECT_NE(e.find("find_unused_parameters"), std::string::npos) << e;
+  }
+
+  std::vector<Tensor> unused_grads(2), used_grads(2);
+  run_threads(2, [&](int rank) {
+    init_process_group("threads");
+    WithUnused model;
+    DistributedDataParallel ddp(model, nullptr,
+                                DistributedDataParallelOptions().find_unused_parameters(true));
+    ddp(full({1, 4}, static_cast<double>(rank + 1))).sum().backward();
+    unused_grads[rank] = model->unused->weight.grad();
+    used_grads[rank] = model->used->weight.grad().clone();
+    destroy_process_group();
+  });
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(unused_grads[r].defined());
+    EXPECT_TRUE(unused_grads[r].equal(zeros({3, 4})));
+    EXPECT_TRUE(used_grads[r].equal(full({3, 4}, 1.5)));  // mean of inputs 1 and 2
+  }
+}
+
+TEST(DistributedDataParallel, AFullBucketsAllReduceStartsBeforeBackwardEnds) {
+  ThreadsLinkModel link;
+  link.latency = std::chrono::microseconds(200);
+  std::vector<ReducerTimeline> timelines(2);
+  run_threads(
+      2,
+      [&](int rank) {
+        init_process_group("threads");
+        MLP model;
+        DistributedDataParallel ddp(model);
+        Tensor x = full({16, 784}, 0.1);
+        Tensor y = full({16}, 1, TensorOptions().dtype(kLong));
+        nn::functional::cross_entropy(ddp(x), y).backward();
+        timelines[rank] = ddp.reducer().last_timeline();
+        destroy_process_group();
+      },
+      link);
+  for (const ReducerTimeline& t : timelines) {
+    ASSERT_EQ(t.buckets.size(), 2u);
+    EXPECT_LT(t.buckets[0].ready, t.backward_done);  // started while fc1's gradient was computed
+    EXPECT_LE(t.backward_done, t.all_done);
+    EXPECT_GT(t.buckets[1].finished, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace glass::distributed
