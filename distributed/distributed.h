@@ -78,6 +78,9 @@ void send(const Tensor& tensor, int dst, std::shared_ptr<ProcessGroup> group = n
 void recv(Tensor& tensor, int src, std::shared_ptr<ProcessGroup> group = nullptr, int tag = 0);
 std::shared_ptr<Work> isend(const Tensor& tensor, int dst,
                             std::shared_ptr<ProcessGroup> group = nullptr, int tag = 0);
+// Several isend/irecv posted together; one Work per op (see ProcessGroup::batch_isend_irecv).
+std::vector<std::shared_ptr<Work>> batch_isend_irecv(std::vector<P2POp>& ops,
+                                                     std::shared_ptr<ProcessGroup> group = nullptr);
 std::shared_ptr<Work> irecv(Tensor& tensor, int src, std::shared_ptr<ProcessGroup> group = nullptr,
                             int tag = 0);
 std::shared_ptr<Work> barrier(std::shared_ptr<ProcessGroup> group = nullptr, bool async_op = false);

@@ -80,6 +80,11 @@ std::shared_ptr<Work> isend(const Tensor& tensor, int dst, std::shared_ptr<Proce
   return pick(std::move(group), "isend")->send(tensors, dst, tag);
 }
 
+std::vector<std::shared_ptr<Work>> batch_isend_irecv(std::vector<P2POp>& ops,
+                                                     std::shared_ptr<ProcessGroup> group) {
+  return pick(std::move(group), "batch_isend_irecv")->batch_isend_irecv(ops);
+}
+
 std::shared_ptr<Work> irecv(Tensor& tensor, int src, std::shared_ptr<ProcessGroup> group, int tag) {
   // The list shares the tensor's storage: the message lands in the caller's tensor.
   std::vector<Tensor> tensors{tensor};

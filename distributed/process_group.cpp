@@ -426,41 +426,67 @@ void check_peer(const char* op, int peer, int rank, int size, int tag) {
 
 }  // namespace
 
-// The caller's Work wraps the transport's, so staging can copy back before it completes
-// and p2p ops get their own numbers ("recv #4").
 std::shared_ptr<Work> ProcessGroup::send(std::vector<Tensor>& tensors, int dst_rank, int tag) {
   check_one_tensor("send", tensors);
-  check_tensor("send", tensors[0]);
-  check_peer("send", dst_rank, rank_, size_, tag);
-  Tensor wire = stage_in(tensors[0], backend_device());
-  auto work = std::make_shared<Work>("send", impl_->next_p2p_seq++, options_.timeout,
-                                     std::vector<Tensor>{tensors[0]});
-  auto transport = post_send(wire, dst_rank, tag, options_.timeout);
-  transport->then([work, wire](Work& done) { work->finish(done.exception()); });
-  return work;
+  std::vector<P2POp> ops{{P2POp::Kind::Send, tensors[0], dst_rank, tag}};
+  return batch_isend_irecv(ops).at(0);
 }
 
 std::shared_ptr<Work> ProcessGroup::recv(std::vector<Tensor>& tensors, int src_rank, int tag) {
   check_one_tensor("recv", tensors);
-  check_tensor("recv", tensors[0]);
-  check_peer("recv", src_rank, rank_, size_, tag);
-  Tensor user = tensors[0];
-  Tensor wire = stage_out_buffer(user, backend_device());
-  auto work = std::make_shared<Work>("recv", impl_->next_p2p_seq++, options_.timeout,
-                                     std::vector<Tensor>{user});
-  auto transport = post_recv(wire, src_rank, tag, options_.timeout);
-  transport->then([work, user, wire](Work& done) {
-    std::exception_ptr error = done.exception();
-    if (!error) {
-      try {
-        unstage(user, wire);
-      } catch (...) {
-        error = std::current_exception();
-      }
+  std::vector<P2POp> ops{{P2POp::Kind::Recv, tensors[0], src_rank, tag}};
+  return batch_isend_irecv(ops).at(0);
+}
+
+// The caller's Work wraps the transport's, so staging can copy back before it completes
+// and p2p ops get their own numbers ("recv #4").
+std::vector<std::shared_ptr<Work>> ProcessGroup::batch_isend_irecv(std::vector<P2POp>& ops) {
+  std::vector<P2POp> wire_ops;
+  std::vector<std::shared_ptr<Work>> works;
+  for (const P2POp& op : ops) {
+    const bool is_send = op.kind == P2POp::Kind::Send;
+    const char* name = is_send ? "send" : "recv";
+    check_tensor(name, op.tensor);
+    check_peer(name, op.peer, rank_, size_, op.tag);
+    Tensor wire = is_send ? stage_in(op.tensor, backend_device())
+                          : stage_out_buffer(op.tensor, backend_device());
+    wire_ops.push_back({op.kind, wire, op.peer, op.tag});
+    works.push_back(std::make_shared<Work>(name, impl_->next_p2p_seq++, options_.timeout,
+                                           std::vector<Tensor>{op.tensor}));
+  }
+  std::vector<std::shared_ptr<Work>> transport = post_batch(wire_ops, options_.timeout);
+  GLASS_INTERNAL_ASSERT(transport.size() == ops.size(), backend_name(), ": post_batch returned ",
+                        transport.size(), " works for ", ops.size(), " ops");
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind == P2POp::Kind::Send) {
+      transport[i]->then([work = works[i], wire = wire_ops[i].tensor](Work& done) {
+        work->finish(done.exception());
+      });
+    } else {
+      transport[i]->then(
+          [work = works[i], user = ops[i].tensor, wire = wire_ops[i].tensor](Work& done) {
+            std::exception_ptr error = done.exception();
+            if (!error) {
+              try {
+                unstage(user, wire);
+              } catch (...) {
+                error = std::current_exception();
+              }
+            }
+            work->finish(error);
+          });
     }
-    work->finish(error);
-  });
-  return work;
+  }
+  return works;
+}
+
+std::vector<std::shared_ptr<Work>> ProcessGroup::post_batch(std::vector<P2POp>& ops,
+                                                            std::chrono::milliseconds timeout) {
+  std::vector<std::shared_ptr<Work>> works;
+  for (P2POp& op : ops)
+    works.push_back(op.kind == P2POp::Kind::Send ? post_send(op.tensor, op.peer, op.tag, timeout)
+                                                 : post_recv(op.tensor, op.peer, op.tag, timeout));
+  return works;
 }
 
 }  // namespace glass::distributed

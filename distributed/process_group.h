@@ -36,6 +36,15 @@ enum class DebugLevel : uint8_t { Off, Info, Detail };
 DebugLevel debug_level();  // read once from the environment
 void set_debug_level(DebugLevel level);
 
+// One send or receive of a batch (torch.distributed.P2POp).
+struct P2POp {
+  enum class Kind : uint8_t { Send, Recv };
+  Kind kind;
+  Tensor tensor;
+  int peer;
+  int tag = 0;
+};
+
 class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
  public:
   struct Options {
@@ -83,6 +92,11 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
   // one pair with one tag arrive in the order they were sent.
   std::shared_ptr<Work> send(std::vector<Tensor>& tensors, int dst_rank, int tag = 0);
   std::shared_ptr<Work> recv(std::vector<Tensor>& tensors, int src_rank, int tag = 0);
+  // Several sends and receives posted together (torch.distributed.batch_isend_irecv), one
+  // Work per op, in order. A ring step is one batch: its send and its receive. Transports
+  // that must see both at once (NCCL, where a send can wait for a receive the peer queued
+  // behind its own send) take the batch whole; the others post op by op.
+  std::vector<std::shared_ptr<Work>> batch_isend_irecv(std::vector<P2POp>& ops);
 
  protected:
   // What a backend gets for one collective: its number (use it as the transport's tag so
@@ -116,6 +130,9 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
                                           std::chrono::milliseconds timeout) = 0;
   virtual std::shared_ptr<Work> post_recv(Tensor& tensor, int src, int tag,
                                           std::chrono::milliseconds timeout) = 0;
+  // batch_isend_irecv's transport (ops checked and staged); the default posts op by op.
+  virtual std::vector<std::shared_ptr<Work>> post_batch(std::vector<P2POp>& ops,
+                                                        std::chrono::milliseconds timeout);
 
   // Subclasses call start() last in their constructor, once the transport is connected,
   // and stop() first in their destructor (it finishes queued collectives and joins the

@@ -5,6 +5,8 @@
 // all n links carry data at once and no rank sends more than 1/n of the tensor per step.
 #include "distributed/ring.h"
 
+#include <utility>
+
 #include "core/error.h"
 #include "core/ops/factories.h"
 
@@ -33,6 +35,9 @@ void combine(Tensor& received, const Tensor& own, ReduceOp op) {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
+// Per thread: with the threads backend every rank is a thread and watches its own steps.
+thread_local RingObserver t_ring_observer;
+
 }  // namespace
 
 void ring_all_reduce(ProcessGroup& group, Tensor& tensor, ReduceOp op) {
@@ -53,15 +58,13 @@ void ring_all_reduce(ProcessGroup& group, Tensor& tensor, ReduceOp op) {
     return flat.narrow(0, k.begin, k.length);
   };
 
-  // One step: send chunk `send_c` right while receiving into `into` from the left. Both are
-  // posted before either is waited on — a blocking send here would deadlock the ring.
+  // One step: send chunk `send_c` right while receiving into `into` from the left, posted
+  // together as one batch — a blocking send here would deadlock the ring, and a transport
+  // like NCCL must see both halves of the step at once.
   auto exchange = [&](int send_c, Tensor into) {
-    std::vector<Tensor> out{chunk(send_c)};
-    std::vector<Tensor> in{std::move(into)};
-    auto sent = group.send(out, right, kRingTag);
-    auto received = group.recv(in, left, kRingTag);
-    received->wait();
-    sent->wait();
+    std::vector<P2POp> step{{P2POp::Kind::Send, chunk(send_c), right, kRingTag},
+                            {P2POp::Kind::Recv, std::move(into), left, kRingTag}};
+    for (auto& work : group.batch_isend_irecv(step)) work->wait();
   };
 
   if (n > 1) {
@@ -75,12 +78,21 @@ void ring_all_reduce(ProcessGroup& group, Tensor& tensor, ReduceOp op) {
       Tensor own = chunk(recv_c);
       combine(received, own, op);
       own.copy_(received);
+      if (t_ring_observer) t_ring_observer({r, n, false, s, mod(r - s, n), recv_c, flat});
     }
     // All-gather: pass the finished chunks round; each arrives straight in its place.
-    for (int s = 0; s < n - 1; ++s) exchange(mod(r + 1 - s, n), chunk(mod(r - s, n)));
+    for (int s = 0; s < n - 1; ++s) {
+      exchange(mod(r + 1 - s, n), chunk(mod(r - s, n)));
+      if (t_ring_observer) t_ring_observer({r, n, true, s, mod(r + 1 - s, n), mod(r - s, n), flat});
+    }
   }
   if (op == ReduceOp::AVG) tensor.div_(static_cast<double>(n));
 }
+
+RingObserverGuard::RingObserverGuard(RingObserver observer)
+    : previous_(std::exchange(t_ring_observer, std::move(observer))) {}
+
+RingObserverGuard::~RingObserverGuard() { t_ring_observer = std::move(previous_); }
 
 Tensor ring_reference_sum(const std::vector<Tensor>& per_rank, int world_size) {
   GLASS_CHECK(static_cast<int>(per_rank.size()) == world_size, "ring_reference_sum: got ",

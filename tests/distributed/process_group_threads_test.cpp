@@ -511,3 +511,29 @@ TEST(ThreadsGroup, LinkLatencyDelaysEachMessage) {
 
 }  // namespace
 }  // namespace glass::distributed
+
+namespace glass::distributed {
+namespace {
+
+// One ring step as a batch: every rank sends right and receives from the left at once, and
+// a non-contiguous receive buffer gets the message through staging.
+TEST(ThreadsGroup, BatchIsendIrecvPostsARingStepTogether) {
+  run_threads(3, [](int rank) {
+    auto group = make_group(rank);
+    Tensor out = full({2}, static_cast<int64_t>(10 * rank), TensorOptions(kInt64));
+    Tensor in = zeros({2, 2}, TensorOptions(kInt64)).select(1, 0);  // stride 2
+    std::vector<P2POp> step{{P2POp::Kind::Send, out, (rank + 1) % 3, 5},
+                            {P2POp::Kind::Recv, in, (rank + 2) % 3, 5}};
+    auto works = group->batch_isend_irecv(step);
+    ASSERT_EQ(works.size(), 2u);
+    for (auto& w : works) w->wait();
+    EXPECT_EQ(works[1]->op(), "recv");
+    const int64_t left = 10 * ((rank + 2) % 3);
+    EXPECT_EQ(longs(in.contiguous()), (std::vector<int64_t>{left, left}));
+    std::vector<P2POp> bad{{P2POp::Kind::Send, out, rank, 0}};
+    EXPECT_THROW(group->batch_isend_irecv(bad), std::exception);  // to itself
+  });
+}
+
+}  // namespace
+}  // namespace glass::distributed
