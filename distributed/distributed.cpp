@@ -29,6 +29,12 @@
 #ifdef GLASS_HAVE_GLOO
 #include "distributed/backends/gloo.h"
 #endif
+#ifdef GLASS_HAVE_NCCL
+#include "distributed/backends/nccl.h"
+#endif
+#ifdef GLASS_HAVE_MPI
+#include "distributed/backends/mpi.h"
+#endif
 
 namespace glass::distributed {
 
@@ -48,6 +54,12 @@ struct BackendRegistry {
     };
 #ifdef GLASS_HAVE_GLOO
     factories["gloo"] = make_gloo_group;
+#endif
+#ifdef GLASS_HAVE_NCCL
+    factories["nccl"] = make_nccl_group;
+#endif
+#ifdef GLASS_HAVE_MPI
+    factories["mpi"] = make_mpi_group;
 #endif
   }
 };
@@ -180,7 +192,17 @@ std::shared_ptr<Store> connect_tcp_store(const std::string& host, uint16_t port,
   opts.num_workers = world_size;
   opts.wait_for_workers = true;
   opts.timeout = timeout;
-  return std::make_shared<TCPStore>(host, opts);
+  // TCPStore's message names host:port and the cause; this says which rank, in which role,
+  // and which setting the reader should look at.
+  try {
+    return std::make_shared<TCPStore>(host, opts);
+  } catch (const Error& e) {
+    detail::throw_error(
+        detail::str_cat("init_process_group: rank ", rank,
+                        opts.is_server ? " could not host the store" : " could not reach the store",
+                        " at the master address ", host, ":", port,
+                        " (MASTER_ADDR:MASTER_PORT, or the tcp:// init_method): ", e.what()));
+  }
 }
 
 // The TCPStore under `store` (through any PrefixStores), and the prefix that leads to it.
@@ -226,6 +248,13 @@ Rendezvous rendezvous_for(const std::string& backend, const InitOptions& options
       if (options.timeout == kDefaultTimeout && threads->timeout.count() > 0)
         rv.timeout = threads->timeout;
     }
+#ifdef GLASS_HAVE_MPI
+  } else if (backend == "mpi") {
+    // mpirun (or srun) already told MPI who is in the job, as torch's mpi backend relies
+    // on: no rendezvous, and no store unless one is given (for failure diagnosis).
+    if (rv.rank < 0) rv.rank = mpi_world_rank();
+    if (rv.world_size < 0) rv.world_size = mpi_world_size();
+#endif
   } else if (!rv.store && options.init_method == "env://") {
     const EnvRendezvous env = read_env(options.rank, options.world_size);
     rv.rank = env.rank;
@@ -255,7 +284,7 @@ std::shared_ptr<ProcessGroup> make_group(const DefaultGroup& base, const std::st
   ProcessGroup::Options options;
   options.timeout = base.timeout;
   options.group_name = name;
-  options.store = shared_prefix_store(base.root_store, name);
+  options.store = base.root_store ? shared_prefix_store(base.root_store, name) : nullptr;
   std::shared_ptr<ProcessGroup> group = base.factory(options.store, rank, size, options);
   GLASS_INTERNAL_ASSERT(group != nullptr, "the '", base.backend, "' factory returned no group");
   record_exit_in(options.store, rank);
@@ -345,6 +374,17 @@ std::shared_ptr<ProcessGroup> new_group(const std::vector<int>& ranks) {
   }
   // Counted on every rank, members or not, so the k-th call names the same group everywhere.
   const std::string name = "group/" + std::to_string(++base.new_groups) + base.generation;
+#ifdef GLASS_HAVE_MPI
+  if (base.backend == "mpi") {
+    // MPI makes a sub-communicator collectively over the whole parent: members or not,
+    // every rank takes part (and non-members get nullptr from it).
+    ProcessGroup::Options options;
+    options.timeout = base.timeout;
+    options.group_name = name;
+    options.store = base.root_store ? shared_prefix_store(base.root_store, name) : nullptr;
+    return MPIProcessGroup::split(*base.group, ranks, options);
+  }
+#endif
   const auto me = std::find(ranks.begin(), ranks.end(), base.group->rank());
   if (me == ranks.end()) return nullptr;
   return make_group(base, name, static_cast<int>(me - ranks.begin()),

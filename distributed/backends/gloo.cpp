@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -63,6 +64,18 @@ class StoreForGloo final : public gloo::rendezvous::Store {
   glass::distributed::Store& store_;
   std::chrono::milliseconds timeout_;
 };
+
+// A peer that dies leaves its sockets closed, and gloo's next write to one raises SIGPIPE,
+// whose default action ends this rank silently, before gloo can report EPIPE as an error
+// that names the dead rank. Python ignores SIGPIPE at startup, so every PyTorch job runs
+// this way; a C++ program gets the same here, unless it chose its own handling. (Gloo
+// writes from its own event-loop thread and from whichever thread posts a send, so a
+// per-thread signal mask would not cover it.)
+void ignore_sigpipe_unless_handled() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+    std::signal(SIGPIPE, SIG_IGN);
+}
 
 bool is_loopback(const std::string& addr) {
   return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0;
@@ -144,6 +157,7 @@ GlooProcessGroup::GlooProcessGroup(std::shared_ptr<Store> store, int rank, int s
               " was given no store to meet the other ranks through");
   const std::string where = detail::str_cat("gloo: rank ", rank, " of ", size, " (listening on ",
                                             gloo_options_.hostname, ") could not connect: ");
+  ignore_sigpipe_unless_handled();
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = gloo_options_.hostname;

@@ -13,9 +13,20 @@ using Scenario = int (*)(const Args&);
 
 const std::map<std::string, Scenario>& scenarios() {
   static const std::map<std::string, Scenario> table = {
-      {"print_env", print_env},           {"fail_rank1", fail_rank1},
-      {"wait_forever", wait_forever},     {"store_meet", store_meet},
-      {"all_reduce_sum", all_reduce_sum}, {"killed_rank1", killed_rank1},
+      {"print_env", print_env},
+      {"fail_rank1", fail_rank1},
+      {"wait_forever", wait_forever},
+      {"store_meet", store_meet},
+      {"all_reduce_sum", all_reduce_sum},
+      {"killed_rank1", killed_rank1},
+      {"ddp_mlp", ddp_mlp},
+      {"all_reduce_loop", all_reduce_loop},
+      {"skip_collective", skip_collective},
+      {"mismatched_shapes", mismatched_shapes},
+      {"init_only", init_only},
+      {"mpi_collectives", mpi_collectives},
+      {"mpi_progress", mpi_progress},
+      {"mpi_skip", mpi_skip},
   };
   return table;
 }

@@ -24,6 +24,20 @@ int store_meet(const Args& args);    // all ranks add to a counter in the store 
 int all_reduce_sum(const Args& args);  // args: [backend] (default gloo); prints "sum=..."
 int killed_rank1(const Args& args);    // all ranks meet; rank 1 is killed by SIGKILL
 
+// ddp_scenarios.cpp — what ddp_process_test.cpp checks.
+int ddp_mlp(const Args& args);  // args: out_dir; lesson 06's MLP under DDP over gloo, 5 steps
+
+// fault_scenarios.cpp — what faults_test.cpp checks (ranks it starts itself, not glassrun).
+int all_reduce_loop(const Args& args);    // all_reduce forever; prints "looping" once under way
+int skip_collective(const Args& args);    // args: [timeout ms]; rank 1 skips allreduce #1
+int mismatched_shapes(const Args& args);  // rank r all-reduces r + 2 elements
+int init_only(const Args& args);          // args: [timeout ms]; init_process_group("gloo") only
+
+// mpi_scenarios.cpp — what mpi_test.cpp checks (ranks started by mpirun).
+int mpi_collectives(const Args& args);  // args: [world size]; every collective; "ok rank R of N"
+int mpi_progress(const Args& args);     // 2 ranks: p2p completes unwaited; a recv times out
+int mpi_skip(const Args& args);         // 2 ranks: rank 1 skips allreduce #0; the job aborts
+
 // Every rank of the job adds itself to a counter in glassrun's store and waits until all
 // WORLD_SIZE have; `tag` keeps separate meetings apart.
 void meet(const std::string& tag);
