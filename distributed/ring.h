@@ -9,6 +9,8 @@
 // with the same bits (chunk c is summed in the same order on its way round, then copied).
 #pragma once
 
+#include <functional>
+
 #include "core/tensor.h"
 #include "distributed/process_group.h"
 
@@ -31,5 +33,33 @@ RingChunk ring_chunk(int64_t numel, int n, int c);
 // The order ring_all_reduce adds in, for checking it bit for bit without a ring: chunk c of
 // the result is (((x_c + x_{c+1}) + x_{c+2}) + …) + x_{c−1}, rank indices mod n.
 Tensor ring_reference_sum(const std::vector<Tensor>& per_rank, int world_size);
+
+// Watching the ring step by step (the viewer's animation, lesson 10's figures). After each
+// of its 2(n−1) steps, ring_all_reduce calls this thread's observer, if one is set, with
+// what the step moved and the rank's whole tensor as it is after the step (flattened).
+// The observer is per thread, because with the threads backend each rank is a thread; when
+// none is set the only cost is one test of an empty std::function per step.
+struct RingStep {
+  int rank = 0, world = 1;
+  bool gather_phase = false;  // false: reduce-scatter; true: all-gather
+  int step = 0;               // 0 .. n−2 within its phase
+  int send_chunk = 0;         // sent to rank + 1 (mod n)
+  int recv_chunk = 0;         // received from rank − 1 (mod n), in place after the step
+  Tensor tensor;              // this rank's tensor after the step, flattened (a view of it)
+};
+using RingObserver = std::function<void(const RingStep&)>;
+
+// RAII: `observer` watches every ring_all_reduce this thread runs while the guard lives,
+// then the previous observer (usually none) is restored.
+class RingObserverGuard {
+ public:
+  explicit RingObserverGuard(RingObserver observer);
+  ~RingObserverGuard();
+  RingObserverGuard(const RingObserverGuard&) = delete;
+  RingObserverGuard& operator=(const RingObserverGuard&) = delete;
+
+ private:
+  RingObserver previous_;
+};
 
 }  // namespace glass::distributed

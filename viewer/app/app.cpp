@@ -4,8 +4,8 @@
 // draw list, and records what it drew (node boxes, grid cells, norms) in App for tests.
 // The graph layout is cached on structure_key() and recomputed only when it changes.
 //
-// The Graph, Stride layout and Timeline panels are in graph_panel.cpp, stride_panel.cpp and
-// timeline_panel.cpp.
+// The Graph, Stride layout, Timeline and Distributed panels are in graph_panel.cpp,
+// stride_panel.cpp, timeline_panel.cpp and distributed_panel.cpp.
 //
 // [SECTION] state   [SECTION] inspector   [SECTION] gradient flow   [SECTION] training
 // [SECTION] frame
@@ -308,6 +308,13 @@ void App::tour_panel() {
       error = e.what();  // e.g. a real GPU already serves kCUDA in this process
     }
   }
+  if (ImGui::Button("Lesson 10: the ring all-reduce and DDP's buckets")) {
+    try {
+      open_distributed();
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
   if (!error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", error.c_str());
   ImGui::End();
 }
@@ -322,6 +329,7 @@ void App::frame() {
       timeline.running = false;
     }
   }
+  if (distributed.playing) distributed_step();
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   if (panels != Panels::All) {
     ImGui::SetNextWindowPos(ImVec2(0, 0));
@@ -330,6 +338,8 @@ void App::frame() {
       graph_panel();
     else if (panels == Panels::TimelineOnly)
       timeline_panel();
+    else if (panels == Panels::DistributedOnly)
+      distributed_panel();
     else
       stride_panel();
     return;
@@ -354,6 +364,10 @@ void App::frame() {
   if (timeline.open()) {  // over the bottom row, across the window, once there is one
     place(0, 0.6f, 1, 0.4f);
     timeline_panel();
+  }
+  if (distributed.open()) {  // the same: over the bottom row once recorded
+    place(0, 0.45f, 1, 0.55f);
+    distributed_panel();
   }
 }
 

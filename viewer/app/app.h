@@ -23,6 +23,8 @@
 #include "viewer/app/cuda_pipeline.h"
 #include "viewer/app/stride.h"
 #include "viewer/app/training.h"
+#include "viewer/distributed_ddp.h"
+#include "viewer/distributed_ring.h"
 #include "viewer/dot.h"
 #include "viewer/layout.h"
 #include "viewer/snapshot.h"
@@ -118,7 +120,30 @@ struct TimelineView {
   float x_of(double t_ns) const;
 };
 
-enum class Panels : uint8_t { All, GraphOnly, StrideOnly, TimelineOnly };
+// The distributed panel's state (distributed_panel.cpp): a ring all-reduce recorded on the
+// threads backend, animated one step per frame of the recording, and DDP's bucket timeline
+// over one backward per rank. Recording takes tens of milliseconds, so it happens when the
+// panel is opened or the user asks, never per frame.
+struct DistributedView {
+  std::optional<RingRecording> ring;
+  std::optional<DdpRecording> ddp;
+  int world_size = 4;  // the ring's ranks (the slider); DDP records 2
+  int frame = 0;       // the ring frame shown: 0 = before the first step
+  bool playing = false;
+  float seconds_per_step = 1.0f, since_step = 0;
+  std::string trace_path = "ddp.trace.json";  // where "export Chrome trace" writes
+  std::string status;                         // the last export's result, or an error
+  // Last frame, for tooltips and tests:
+  std::vector<std::pair<std::pair<int, int>, Rect>> cell_rects;  // (rank, chunk) -> its box
+  int arrows = 0;                                 // transfers drawn for the shown step
+  std::vector<std::pair<int, Rect>> node_bars;    // rank -> a backward node's bar
+  std::vector<std::pair<int, Rect>> bucket_bars;  // rank -> a bucket all-reduce's bar
+  std::string hover_text;                         // what the tooltip shows, or empty
+
+  bool open() const { return ring.has_value() || ddp.has_value(); }
+};
+
+enum class Panels : uint8_t { All, GraphOnly, StrideOnly, TimelineOnly, DistributedOnly };
 
 struct App {
   std::string title = "glass-viewer";
@@ -140,6 +165,7 @@ struct App {
   std::string current_demo;
   std::vector<std::pair<std::string, Rect>> tour_rects;
   TimelineView timeline;
+  DistributedView distributed;
 
   // The demos in lesson order (01 first): the tour panel's entries.
   static std::vector<std::string> tour();
@@ -163,6 +189,9 @@ struct App {
   void open_timeline(const std::string& trace_path);
   void set_timeline(Timeline t);
   void open_live_timeline(bool run_pipeline);
+  // The distributed panel: records the ring on distributed.world_size rank-threads and
+  // DDP's buckets on 2 (a glass::Error names what failed).
+  void open_distributed();
 
   // Runs one training step when playing, then draws every panel. Call between
   // ImGui::NewFrame() and ImGui::Render().
@@ -181,11 +210,13 @@ struct App {
   void training_panel();
   void tour_panel();
   void timeline_panel();
+  void distributed_panel();
 
  private:
   void ensure_layout();
   void training_step();
-  void timeline_step();  // live: one pipeline step, and the records re-read when due
+  void timeline_step();     // live: one pipeline step, and the records re-read when due
+  void distributed_step();  // playing: the ring's next step when its time has come
 };
 
 // The per-parameter gradient norms of a module's parameters (undefined grads: 0).
