@@ -1,0 +1,116 @@
+// lessons/10_data_parallel/counting_group.h — a process group that counts what its rank sends.
+//
+// CountingGroup wraps another group (the threads backend, in this lesson) and hands every
+// call on to it, but first writes down each point-to-point message: how many bytes, to
+// which rank, from which rank. That is how the lesson measures the ring's bandwidth claim,
+// bytes each rank sends = 2(n−1)/n · size, and how the exercise tests see whether a ring
+// only ever talks to its neighbours. Collectives pass through uncounted, but they are
+// numbered by the base class like any group's, so sequence_number() says whether one ran.
+//
+// Invariant: the counts cover exactly the send()/recv() calls made on this object (not the
+// inner group's own traffic), and they are read after the rank's Work has completed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "distributed/process_group.h"
+
+namespace glass::lesson10 {
+
+class CountingGroup final : public distributed::ProcessGroup {
+ public:
+  explicit CountingGroup(std::shared_ptr<distributed::ProcessGroup> inner)
+      : ProcessGroup(inner->rank(), inner->size(), options_of(*inner)), inner_(std::move(inner)) {
+    start();
+  }
+  ~CountingGroup() override { stop(); }
+
+  std::string backend_name() const override { return "counting(" + inner_->backend_name() + ")"; }
+
+  int64_t bytes_sent() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bytes_sent_;
+  }
+  int64_t bytes_received() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bytes_received_;
+  }
+  int64_t messages_sent() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return messages_sent_;
+  }
+  std::set<int> sent_to() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return sent_to_;
+  }
+  std::set<int> received_from() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return received_from_;
+  }
+
+ protected:
+  // The collectives: the inner group's, waited for here on this group's communication thread.
+  void run_allreduce(Tensor& tensor, distributed::ReduceOp op, const CollectiveContext&) override {
+    inner_->allreduce(tensor, {.reduceOp = op})->wait();
+  }
+  void run_broadcast(Tensor& tensor, int root, const CollectiveContext&) override {
+    inner_->broadcast(tensor, {.rootRank = root})->wait();
+  }
+  void run_allgather(Tensor& output, const Tensor& input, const CollectiveContext&) override {
+    inner_->allgather(output, input)->wait();
+  }
+  void run_reduce_scatter(Tensor& output, const Tensor& input, distributed::ReduceOp op,
+                          const CollectiveContext&) override {
+    inner_->reduce_scatter(output, input, {.reduceOp = op})->wait();
+  }
+  void run_barrier(const CollectiveContext&) override { inner_->barrier()->wait(); }
+
+  // Point-to-point: counted, then posted on the inner group.
+  std::shared_ptr<distributed::Work> post_send(const Tensor& tensor, int dst, int tag,
+                                               std::chrono::milliseconds) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      bytes_sent_ += tensor.nbytes();
+      ++messages_sent_;
+      sent_to_.insert(dst);
+    }
+    std::vector<Tensor> message{tensor};
+    return inner_->send(message, dst, tag);
+  }
+  std::shared_ptr<distributed::Work> post_recv(Tensor& tensor, int src, int tag,
+                                               std::chrono::milliseconds) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      bytes_received_ += tensor.nbytes();
+      received_from_.insert(src);
+    }
+    std::vector<Tensor> buffer{tensor};
+    return inner_->recv(buffer, src, tag);
+  }
+
+ private:
+  // The inner group's timeout; no store, so this wrapper publishes no diagnosis of its own
+  // (the inner group does, under its own name).
+  static Options options_of(const ProcessGroup& inner) {
+    Options options;
+    options.timeout = inner.options().timeout;
+    options.group_name = inner.options().group_name + "/counted";
+    return options;
+  }
+
+  std::shared_ptr<distributed::ProcessGroup> inner_;
+  mutable std::mutex mutex_;
+  int64_t bytes_sent_ = 0;
+  int64_t bytes_received_ = 0;
+  int64_t messages_sent_ = 0;
+  std::set<int> sent_to_;
+  std::set<int> received_from_;
+};
+
+}  // namespace glass::lesson10
