@@ -20,9 +20,7 @@ std::string key_of(const std::string& group, int rank) {
 }  // namespace
 
 std::string diagnose_collective(Store& store, const std::string& group, int rank, int size,
-                                const std::string& op, uint64_t seq,
-                                std::chrono::milliseconds budget) {
-  budget = std::min(budget, std::chrono::milliseconds(1000));
+                                const std::string& op, uint64_t seq) {
   try {
     store.set(key_of(group, rank), std::to_string(seq) + " " + op);
     std::vector<std::string> others;
@@ -30,7 +28,7 @@ std::string diagnose_collective(Store& store, const std::string& group, int rank
       if (r != rank) others.push_back(key_of(group, r));
     // One bounded wait for everybody; whoever has not written by then is "silent".
     try {
-      if (!others.empty()) store.wait(others, budget);
+      if (!others.empty()) store.wait(others, kDiagnosisBudget);
     } catch (const std::exception&) {
     }
     std::vector<int> absent;

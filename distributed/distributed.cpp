@@ -285,9 +285,10 @@ std::shared_ptr<ProcessGroup> make_group(const DefaultGroup& base, const std::st
   options.timeout = base.timeout;
   options.group_name = name;
   options.store = base.root_store ? shared_prefix_store(base.root_store, name) : nullptr;
+  // Before the backend connects: a rank that dies during the rendezvous is named too.
+  record_exit_in(options.store, rank);
   std::shared_ptr<ProcessGroup> group = base.factory(options.store, rank, size, options);
   GLASS_INTERNAL_ASSERT(group != nullptr, "the '", base.backend, "' factory returned no group");
-  record_exit_in(options.store, rank);
   return group;
 }
 

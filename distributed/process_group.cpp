@@ -197,7 +197,7 @@ void ProcessGroup::run_task(Task& task) {
     std::string message = detail::str_cat(task.op, " #", task.ctx.seq, ": ", e.what());
     if (options_.store)
       message += " — " + diagnose_collective(*options_.store, options_.group_name, rank_, size_,
-                                             task.op, task.ctx.seq, task.ctx.timeout);
+                                             task.op, task.ctx.seq);
     error = std::make_exception_ptr(Error(message));
   } catch (...) {
     error = std::make_exception_ptr(
@@ -234,7 +234,8 @@ std::shared_ptr<Work> ProcessGroup::enqueue(const char* op, std::chrono::millise
   GLASS_INTERNAL_ASSERT(impl_->thread.joinable(), backend_name(),
                         " process group: start() was not called");
   if (timeout == kUnsetTimeout) timeout = options_.timeout;
-  Task task{op, nullptr, {0, timeout}, make_fingerprint(op, described), std::move(body)};
+  Task task{
+      op, nullptr, {0, timeout, capture_ready()}, make_fingerprint(op, described), std::move(body)};
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     GLASS_CHECK(!impl_->stopping, op, ": the ", backend_name(), " process group '",
@@ -242,10 +243,11 @@ std::shared_ptr<Work> ProcessGroup::enqueue(const char* op, std::chrono::millise
     task.ctx.seq = impl_->next_seq++;
     task.work = std::make_shared<Work>(op, task.ctx.seq, timeout, std::move(outputs));
     if (options_.store) {
-      task.work->set_timeout_diagnosis(
-          [store = options_.store, group = options_.group_name, rank = rank_, size = size_,
-           name = std::string(op), seq = task.ctx.seq,
-           timeout] { return diagnose_collective(*store, group, rank, size, name, seq, timeout); });
+      task.work->set_timeout_diagnosis([store = options_.store, group = options_.group_name,
+                                        rank = rank_, size = size_, name = std::string(op),
+                                        seq = task.ctx.seq] {
+        return diagnose_collective(*store, group, rank, size, name, seq);
+      });
     }
     impl_->queue.push_back(task);
   }
@@ -293,14 +295,31 @@ std::shared_ptr<Work> ProcessGroup::broadcast(Tensor& tensor, const BroadcastOpt
                  });
 }
 
+namespace {
+
+// The shapes all_gather_into_tensor accepts for `size` copies of `one` (and reduce_scatter
+// for its input): concatenated along dim 0, [size * n0, ...], or stacked, [size, n0, ...].
+bool holds_copies(IntArrayRef all, IntArrayRef one, int64_t size) {
+  std::vector<int64_t> stacked{size};
+  stacked.insert(stacked.end(), one.begin(), one.end());
+  if (all == IntArrayRef(stacked)) return true;
+  if (one.empty()) return false;
+  std::vector<int64_t> concatenated(one.begin(), one.end());
+  concatenated[0] *= size;
+  return all == IntArrayRef(concatenated);
+}
+
+}  // namespace
+
 std::shared_ptr<Work> ProcessGroup::allgather(Tensor& output, const Tensor& input,
                                               const AllgatherOptions& opts) {
   check_tensor("allgather", input, "input");
   check_tensor("allgather", output, "output");
   check_same_kind("allgather", output, "output", input, "input");
-  GLASS_CHECK(output.numel() == size_ * input.numel(), "allgather: the output holds ",
-              output.numel(), " elements but must hold size * input = ", size_, " * ",
-              input.numel(), " = ", size_ * input.numel());
+  GLASS_CHECK(holds_copies(output.sizes(), input.sizes(), size_),
+              "allgather: the output has shape ", output.sizes(), " but must hold ", size_,
+              " copies of the input's ", input.sizes(),
+              ", concatenated along dim 0 or stacked in a new dim 0");
   return enqueue("allgather", opts.timeout, {output}, input,
                  [this, output, input](const CollectiveContext& ctx) {
                    Tensor wire_in = stage_in(input, backend_device());
@@ -315,9 +334,10 @@ std::shared_ptr<Work> ProcessGroup::reduce_scatter(Tensor& output, const Tensor&
   check_tensor("reduce_scatter", input, "input");
   check_tensor("reduce_scatter", output, "output");
   check_same_kind("reduce_scatter", output, "output", input, "input");
-  GLASS_CHECK(input.numel() == size_ * output.numel(), "reduce_scatter: the input holds ",
-              input.numel(), " elements but must hold size * output = ", size_, " * ",
-              output.numel(), " = ", size_ * output.numel());
+  GLASS_CHECK(holds_copies(input.sizes(), output.sizes(), size_),
+              "reduce_scatter: the input has shape ", input.sizes(), " but must hold ", size_,
+              " blocks of the output's ", output.sizes(),
+              ", concatenated along dim 0 or stacked in a new dim 0");
   const ReduceOp op = opts.reduceOp;
   return enqueue("reduce_scatter", opts.timeout, {output}, output,
                  [this, output, input, op](const CollectiveContext& ctx) {

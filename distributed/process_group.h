@@ -104,7 +104,15 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
   struct CollectiveContext {
     uint64_t seq;
     std::chrono::milliseconds timeout;
+    // What capture_ready() returned on the caller's thread (null for most backends).
+    std::shared_ptr<void> ready;
   };
+
+  // Called on the caller's thread as a collective is queued. A backend whose transport runs
+  // on a stream of its own returns what the collective must wait for there — NCCL: an event
+  // recorded on the caller's current CUDA stream, so kernels the caller queued before the
+  // collective (the ones writing its tensor) finish before NCCL reads it.
+  virtual std::shared_ptr<void> capture_ready() { return nullptr; }
 
   // The transport. Collectives run on the communication thread, one at a time; every
   // tensor is contiguous and on backend_device(), with the checks above already passed.

@@ -128,6 +128,17 @@ void Reducer::prepare_for_forward() {
 }
 
 void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
+  // A backward that threw may have left all-reduces in flight: they must finish before this
+  // one writes their buffers (their errors belong to that failed backward).
+  for (Bucket& b : buckets_) {
+    if (b.work == nullptr) continue;
+    try {
+      b.work->wait();
+    } catch (...) {
+    }
+  }
+  // Until a synced backward has finished, the recorded order starts again with each try.
+  if (iterations_ == 0) ready_order_.clear();
   armed_ = true;
   callback_queued_ = false;
   next_bucket_ = 0;

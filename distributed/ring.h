@@ -20,7 +20,7 @@ namespace glass::distributed {
 // AVG (floating dtypes only: the sum, then divided by the world size). Uses only
 // group.send / group.recv, with tag kRingTag.
 void ring_all_reduce(ProcessGroup& group, Tensor& tensor, ReduceOp op = ReduceOp::SUM);
-inline constexpr int kRingTag = 0x52494e47;  // "RING"
+inline constexpr int kRingTag = 0x5247;  // "RG": at most 32767, the largest tag every MPI must accept
 
 // Chunk c of a tensor of `numel` elements cut into n chunks: [begin, begin + length). The
 // first numel % n chunks get one element more, so sizes differ by at most one.

@@ -5,6 +5,7 @@
 // diagnosis run without the lock held: they may take other locks (a store, the caller's).
 #include "distributed/work.h"
 
+#include <iostream>
 #include <utility>
 
 #include "core/error.h"
@@ -62,14 +63,19 @@ void Work::finish(std::exception_ptr error) {
     error_ = std::move(error);
     callbacks.swap(callbacks_);
   }
-  // Every callback runs even if one throws; the first exception then reaches the
-  // completing thread (the Work itself stays completed as it was).
-  std::exception_ptr callback_error;
+  // Every callback runs even if one throws. finish() runs on a transport's thread (the
+  // communication thread, gloo's or MPI's completion thread, a sender under the threads
+  // backend), where nobody could catch an exception, so a callback's error is reported on
+  // stderr and the Work stays as the transport left it.
   for (auto& fn : callbacks) {
     try {
       fn(*this);
+    } catch (const std::exception& e) {
+      std::cerr << "glass::distributed: a then() callback of " << op_ << " #" << seq_
+                << " threw: " << e.what() << "\n";
     } catch (...) {
-      if (!callback_error) callback_error = std::current_exception();
+      std::cerr << "glass::distributed: a then() callback of " << op_ << " #" << seq_
+                << " threw an unknown exception\n";
     }
   }
   // Waiters wake only now, so that when wait() returns every then() callback has run (DDP's
@@ -79,7 +85,6 @@ void Work::finish(std::exception_ptr error) {
     callbacks_done_ = true;
   }
   cv_.notify_all();
-  if (callback_error) std::rethrow_exception(callback_error);
 }
 
 void Work::then(std::function<void(Work&)> fn) {

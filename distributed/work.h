@@ -44,8 +44,10 @@ class Work {
   const std::string& op() const { return op_; }
   uint64_t seq() const { return seq_; }
 
-  // Called by the backend, once. Callbacks added by then() run on the completing thread,
-  // before wait() returns anywhere.
+  // Called by the backend, once. Callbacks added by then() run on the completing thread
+  // (a transport's: the communication thread, a completion thread, or under the threads
+  // backend the sender's), before wait() returns anywhere; one that throws is reported on
+  // stderr, since nobody on that thread could catch it.
   void finish();
   void finish(std::exception_ptr error);
   // Runs fn (on the thread that completes the work, or now if already complete).

@@ -145,8 +145,7 @@ std::vector<uint8_t> nccl_unique_id() {
 
 std::vector<uint8_t> exchange_unique_id(Store& store, int rank,
                                         const std::function<std::vector<uint8_t>()>& generate,
-                                        std::chrono::milliseconds timeout) {
-  const std::string key = "nccl/unique_id";
+                                        std::chrono::milliseconds timeout, const std::string& key) {
   if (rank == 0) {
     std::vector<uint8_t> id = generate();
     store.set(key, id);
@@ -175,14 +174,21 @@ NCCLProcessGroup::NCCLProcessGroup(std::shared_ptr<Store> store, int rank, int s
   GLASS_CHECK(device_ >= 0 && device_ < cuda::device_count(), "nccl backend: rank ", rank,
               " wants cuda:", device_, " but this machine has ", cuda::device_count(),
               " GPU(s); run at most that many ranks per node (--nproc-per-node)");
-  std::vector<uint8_t> bytes = exchange_unique_id(*store, rank, nccl_unique_id, options.timeout);
-  ncclUniqueId id;
-  GLASS_CHECK(bytes.size() == sizeof(id.internal), "nccl backend: the unique id in the store has ",
-              bytes.size(), " bytes, expected ", sizeof(id.internal),
-              " (ranks built against different NCCL versions?)");
-  std::memcpy(id.internal, bytes.data(), bytes.size());
-  DeviceGuard guard(Device(kCUDA, static_cast<cuda::DeviceIndex>(device_)));
-  check(n.comm_init_rank(&comm_, size, id, rank), "ncclCommInitRank");
+  DeviceGuard guard(backend_device());
+  auto join = [&](const std::string& key, ncclComm** comm) {
+    std::vector<uint8_t> bytes =
+        exchange_unique_id(*store, rank, nccl_unique_id, options.timeout, key);
+    ncclUniqueId id;
+    GLASS_CHECK(bytes.size() == sizeof(id.internal), "nccl backend: the unique id under '", key,
+                "' has ", bytes.size(), " bytes, expected ", sizeof(id.internal),
+                " (ranks built against different NCCL versions?)");
+    std::memcpy(id.internal, bytes.data(), bytes.size());
+    check(n.comm_init_rank(comm, size, id, rank), "ncclCommInitRank");
+  };
+  join("nccl/unique_id", &comm_);
+  join("nccl/unique_id/p2p", &p2p_comm_);
+  stream_ = cuda::getStreamFromPool(false, static_cast<cuda::DeviceIndex>(device_));
+  p2p_stream_ = cuda::getStreamFromPool(false, static_cast<cuda::DeviceIndex>(device_));
   start();
 }
 
@@ -192,101 +198,108 @@ NCCLProcessGroup::~NCCLProcessGroup() {
     std::lock_guard<std::mutex> lock(waiters_mutex_);
     for (Waiter& w : waiters_) w.thread.join();
   }
-  if (comm_ != nullptr) {
-    const Nccl& n = nccl();
-    if (aborted_) return;  // ncclCommAbort already freed it
-    n.comm_destroy(comm_);
-  }
+  const Nccl& n = nccl();
+  if (aborted_) return;  // ncclCommAbort already freed both
+  if (comm_ != nullptr) n.comm_destroy(comm_);
+  if (p2p_comm_ != nullptr) n.comm_destroy(p2p_comm_);
 }
 
 Device NCCLProcessGroup::backend_device() const {
   return Device(kCUDA, static_cast<cuda::DeviceIndex>(device_));
 }
 
-void NCCLProcessGroup::wait_for_stream(void* stream, const char* what,
-                                       std::chrono::milliseconds timeout) {
+std::shared_ptr<void> NCCLProcessGroup::capture_ready() {
+  auto ready = std::make_shared<cuda::CUDAEvent>();
+  ready->record(cuda::getCurrentCUDAStream(static_cast<cuda::DeviceIndex>(device_)));
+  return ready;
+}
+
+void NCCLProcessGroup::order_after_inputs(const CollectiveContext& ctx) {
+  if (ctx.ready) static_cast<cuda::CUDAEvent*>(ctx.ready.get())->block(*stream_);
+  // The base staged the tensors (copies to the GPU, contiguous copies) on this thread's
+  // current stream.
+  cuda::CUDAEvent staged;
+  staged.record(cuda::getCurrentCUDAStream(static_cast<cuda::DeviceIndex>(device_)));
+  staged.block(*stream_);
+}
+
+void NCCLProcessGroup::wait_until_done(const cuda::CUDAStream& stream, ncclComm* comm,
+                                       const char* what, std::chrono::milliseconds timeout) {
   const Nccl& n = nccl();
+  cuda::CUDAEvent done;
+  done.record(stream);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  cuda::CUDAStream s(static_cast<cuda::DeviceIndex>(device_), 0, stream);
   // The device gives no callback we could block on without also blocking on a peer that
-  // never comes, so poll: spin briefly (most collectives finish in microseconds), then back
-  // off to a millisecond.
+  // never comes, so poll the event: spin briefly (most collectives finish in microseconds),
+  // then back off to a millisecond.
   auto pause = std::chrono::microseconds(1);
-  while (!s.query()) {
+  while (!done.query()) {
     ncclResult_t async = ncclSuccess;
-    {
-      std::lock_guard<std::mutex> lock(comm_mutex_);
-      n.comm_get_async_error(comm_, &async);
-    }
+    n.comm_get_async_error(comm, &async);
     const bool late = std::chrono::steady_clock::now() > deadline;
     if ((async != ncclSuccess && async != ncclInProgress) || late) {
       {
         std::lock_guard<std::mutex> lock(comm_mutex_);
-        if (!aborted_) n.comm_abort(comm_);
+        if (!aborted_) {
+          n.comm_abort(comm_);
+          n.comm_abort(p2p_comm_);
+        }
         aborted_ = true;
       }
       GLASS_CHECK(!late, what, ": timed out after ", timeout.count(),
-                  " ms waiting for the other ranks (the communicator is aborted; ",
+                  " ms waiting for the other ranks (the communicators are aborted; ",
                   "destroy this group)");
       GLASS_CHECK(false, what, ": ", n.get_error_string(async),
-                  " (the communicator is aborted; destroy this group)");
+                  " (the communicators are aborted; destroy this group)");
     }
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(1000));
   }
 }
 
-#define GLASS_NCCL_CALL(what, call)                                                      \
+// Every collective: wait for its inputs, one NCCL call on the collective stream, then wait
+// for the device to finish it.
+#define GLASS_NCCL_COLLECTIVE(what, call)                                                \
   do {                                                                                   \
-    std::lock_guard<std::mutex> lock(comm_mutex_);                                       \
+    DeviceGuard guard(backend_device());                                                 \
     GLASS_CHECK(!aborted_, what, ": this nccl group was aborted by an earlier failure"); \
-    check(call, what);                                                                   \
+    order_after_inputs(ctx);                                                             \
+    check(call, "nccl " what);                                                           \
+    wait_until_done(*stream_, comm_, what, ctx.timeout);                                 \
   } while (0)
 
 void NCCLProcessGroup::run_allreduce(Tensor& t, ReduceOp op, const CollectiveContext& ctx) {
   const Nccl& n = nccl();
-  DeviceGuard guard(backend_device());
-  auto stream = cuda::getDefaultCUDAStream(static_cast<cuda::DeviceIndex>(device_));
-  GLASS_NCCL_CALL("ncclAllReduce",
-                  n.all_reduce(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.numel()),
-                               nccl_dtype(t.scalar_type(), "allreduce"), nccl_op(op), comm_,
-                               as_cuda(stream.stream())));
-  wait_for_stream(stream.stream(), "allreduce", ctx.timeout);
+  GLASS_NCCL_COLLECTIVE("allreduce",
+                        n.all_reduce(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.numel()),
+                                     nccl_dtype(t.scalar_type(), "allreduce"), nccl_op(op), comm_,
+                                     as_cuda(stream_->stream())));
 }
 
 void NCCLProcessGroup::run_broadcast(Tensor& t, int root, const CollectiveContext& ctx) {
   const Nccl& n = nccl();
-  DeviceGuard guard(backend_device());
-  auto stream = cuda::getDefaultCUDAStream(static_cast<cuda::DeviceIndex>(device_));
   // Moving bytes needs no dtype: any tensor goes as ncclUint8.
-  GLASS_NCCL_CALL("ncclBroadcast",
-                  n.broadcast(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.nbytes()),
-                              ncclUint8, root, comm_, as_cuda(stream.stream())));
-  wait_for_stream(stream.stream(), "broadcast", ctx.timeout);
+  GLASS_NCCL_COLLECTIVE("broadcast",
+                        n.broadcast(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.nbytes()),
+                                    ncclUint8, root, comm_, as_cuda(stream_->stream())));
 }
 
 void NCCLProcessGroup::run_allgather(Tensor& output, const Tensor& input,
                                      const CollectiveContext& ctx) {
   const Nccl& n = nccl();
-  DeviceGuard guard(backend_device());
-  auto stream = cuda::getDefaultCUDAStream(static_cast<cuda::DeviceIndex>(device_));
-  GLASS_NCCL_CALL("ncclAllGather", n.all_gather(input.data_ptr(), output.data_ptr(),
-                                                static_cast<size_t>(input.nbytes()), ncclUint8,
-                                                comm_, as_cuda(stream.stream())));
-  wait_for_stream(stream.stream(), "allgather", ctx.timeout);
+  GLASS_NCCL_COLLECTIVE("allgather", n.all_gather(input.data_ptr(), output.data_ptr(),
+                                                  static_cast<size_t>(input.nbytes()), ncclUint8,
+                                                  comm_, as_cuda(stream_->stream())));
 }
 
 void NCCLProcessGroup::run_reduce_scatter(Tensor& output, const Tensor& input, ReduceOp op,
                                           const CollectiveContext& ctx) {
   const Nccl& n = nccl();
-  DeviceGuard guard(backend_device());
-  auto stream = cuda::getDefaultCUDAStream(static_cast<cuda::DeviceIndex>(device_));
-  GLASS_NCCL_CALL(
-      "ncclReduceScatter",
+  GLASS_NCCL_COLLECTIVE(
+      "reduce_scatter",
       n.reduce_scatter(input.data_ptr(), output.data_ptr(), static_cast<size_t>(output.numel()),
                        nccl_dtype(output.scalar_type(), "reduce_scatter"), nccl_op(op), comm_,
-                       as_cuda(stream.stream())));
-  wait_for_stream(stream.stream(), "reduce_scatter", ctx.timeout);
+                       as_cuda(stream_->stream())));
 }
 
 void NCCLProcessGroup::run_barrier(const CollectiveContext& ctx) {
@@ -314,12 +327,13 @@ std::vector<std::shared_ptr<Work>> NCCLProcessGroup::post_batch(std::vector<P2PO
                                                                 std::chrono::milliseconds timeout) {
   const Nccl& n = nccl();
   DeviceGuard guard(backend_device());
-  // Point-to-point traffic has its own stream, so a ring step need not wait behind a
-  // collective the communication thread has queued.
-  static thread_local std::optional<cuda::CUDAStream> p2p;
-  if (!p2p || p2p->device_index() != device_)
-    p2p = cuda::getStreamFromPool(false, static_cast<cuda::DeviceIndex>(device_));
-  const cuda::CUDAStream stream = *p2p;
+  // The batch's tensors were written (or staged) on the caller's current stream.
+  const cuda::CUDAStream stream = *p2p_stream_;
+  {
+    cuda::CUDAEvent inputs;
+    inputs.record(cuda::getCurrentCUDAStream(static_cast<cuda::DeviceIndex>(device_)));
+    inputs.block(stream);
+  }
   {
     std::lock_guard<std::mutex> lock(comm_mutex_);
     GLASS_CHECK(!aborted_, "send/recv: this nccl group was aborted by an earlier failure");
@@ -327,11 +341,11 @@ std::vector<std::shared_ptr<Work>> NCCLProcessGroup::post_batch(std::vector<P2PO
     for (P2POp& op : ops) {
       const size_t bytes = static_cast<size_t>(op.tensor.nbytes());
       if (op.kind == P2POp::Kind::Send)
-        check(n.send(op.tensor.data_ptr(), bytes, ncclUint8, op.peer, comm_,
+        check(n.send(op.tensor.data_ptr(), bytes, ncclUint8, op.peer, p2p_comm_,
                      as_cuda(stream.stream())),
               "ncclSend");
       else
-        check(n.recv(op.tensor.data_ptr(), bytes, ncclUint8, op.peer, comm_,
+        check(n.recv(op.tensor.data_ptr(), bytes, ncclUint8, op.peer, p2p_comm_,
                      as_cuda(stream.stream())),
               "ncclRecv");
     }
@@ -353,7 +367,8 @@ std::vector<std::shared_ptr<Work>> NCCLProcessGroup::post_batch(std::vector<P2PO
   waiters_.push_back({std::thread([this, works, stream, timeout, done] {
                         std::exception_ptr error;
                         try {
-                          wait_for_stream(stream.stream(), "send/recv", timeout);
+                          DeviceGuard guard(backend_device());
+                          wait_until_done(stream, p2p_comm_, "send/recv", timeout);
                         } catch (...) {
                           error = std::current_exception();
                         }

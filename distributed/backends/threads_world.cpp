@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -213,15 +214,25 @@ std::shared_ptr<Work> ThreadsWorld::send(int src, int dst, int tag, const Tensor
     return work;
   }
   Mailbox& box = mailboxes_[{src, dst, tag}];
+  // Receives whose time ran out fail now, unfilled: their callers were already told.
+  std::vector<std::shared_ptr<Work>> expired;
+  const auto now = std::chrono::steady_clock::now();
+  while (!box.waiting.empty() && box.waiting.front().deadline < now) {
+    expired.push_back(box.waiting.front().work);
+    box.waiting.pop_front();
+  }
+  std::optional<PendingRecv> pending;
   if (box.waiting.empty()) {
     box.messages.push_back(message);
-    lock.unlock();
   } else {
-    PendingRecv pending = std::move(box.waiting.front());
+    pending = std::move(box.waiting.front());
     box.waiting.pop_front();
-    lock.unlock();
-    deliver(message, pending.buffer, *pending.work, src, tag);
   }
+  lock.unlock();
+  for (auto& late : expired)
+    late->finish(std::make_exception_ptr(Error(detail::str_cat(
+        "recv from rank ", src, " (tag ", tag, "): timed out before the message came"))));
+  if (pending) deliver(message, pending->buffer, *pending->work, src, tag);
   work->finish();
   return work;
 }
@@ -242,7 +253,9 @@ std::shared_ptr<Work> ThreadsWorld::recv(int dst, int src, int tag, Tensor& buff
         Error(detail::str_cat("recv from rank ", src, " (tag ", tag, "): rank ", src,
                               " left the group without sending"))));
   } else {
-    box.waiting.push_back({buffer, work});
+    const auto deadline = timeout.count() < 0 ? std::chrono::steady_clock::time_point::max()
+                                              : std::chrono::steady_clock::now() + timeout;
+    box.waiting.push_back({buffer, work, deadline});
   }
   return work;
 }

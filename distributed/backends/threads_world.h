@@ -85,6 +85,8 @@ class ThreadsWorld {
   struct PendingRecv {
     Tensor buffer;
     std::shared_ptr<Work> work;
+    // After this the receiver's wait() has given up: a message must not land in its buffer.
+    std::chrono::steady_clock::time_point deadline;
   };
   struct Mailbox {
     std::deque<Tensor> messages;

@@ -185,13 +185,16 @@ TEST(DistributedDataParallel, RanksWithDifferentModelsGetAnErrorNamingTheMismatc
 }
 
 TEST(DistributedDataParallel, BucketsStartSmallInReverseOrderAndAreRebuiltInReadyOrder) {
+  using Buckets = std::vector<std::vector<size_t>>;
+  std::vector<Buckets> rebuilt(2);
+  std::vector<std::vector<size_t>> orders(2);
+  std::vector<std::vector<Tensor>> params(2);
   run_threads(2, [&](int rank) {
     init_process_group("threads");
     MLP model;
     DistributedDataParallel ddp(model);
     // fc2.weight alone is exactly 1 MiB, so the 1 MiB first bucket closes there:
     // [fc3.bias, fc3.weight, fc2.bias, fc2.weight], then [fc1.bias, fc1.weight].
-    using Buckets = std::vector<std::vector<size_t>>;
     EXPECT_EQ(ddp.reducer().buckets(), (Buckets{{5, 4, 3, 2}, {1, 0}}));
     Tensor x = full({2, 784}, 0.5);
     Tensor y = full({2}, 3, TensorOptions().dtype(kLong));
@@ -200,10 +203,16 @@ TEST(DistributedDataParallel, BucketsStartSmallInReverseOrderAndAreRebuiltInRead
       nn::functional::cross_entropy(ddp(x), y).backward();
     }
     EXPECT_TRUE(ddp.reducer().buckets_rebuilt());
-    EXPECT_EQ(ddp.reducer().ready_order().size(), 6u);
-    (void)rank;
+    rebuilt[rank] = ddp.reducer().buckets();
+    orders[rank] = ddp.reducer().ready_order();
+    params[rank] = model->parameters();
     destroy_process_group();
   });
+  // Every rank rebuilt the same buckets: the assignment of rank 0's ready order.
+  ASSERT_EQ(orders[0].size(), 6u);
+  EXPECT_EQ(rebuilt[0],
+            compute_bucket_assignment_by_size(params[0], {1u << 20, 25u << 20}, orders[0]));
+  EXPECT_EQ(rebuilt[1], rebuilt[0]);
 }
 
 TEST(DistributedDataParallel, NoSyncAccumulatesLocallyAndTheNextBackwardAveragesTheSum) {

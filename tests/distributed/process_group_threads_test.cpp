@@ -364,13 +364,20 @@ TEST(ThreadsGroup, BadArgumentsAreNamedAndUseNoSequenceNumber) {
               "broadcast: root rank 5 is out of range for a group of size 4");
     Tensor out15 = zeros({15});
     EXPECT_EQ(error_of([&] { group->allgather(out15, f); }),
-              "allgather: the output holds 15 elements but must hold size * input = 4 * 4 = 16");
+              "allgather: the output has shape [15] but must hold 4 copies of the input's [4], "
+              "concatenated along dim 0 or stacked in a new dim 0");
+    // 16 elements, but laid out [4, 4] the wrong way round would be [n0, size]: only the two
+    // documented layouts pass.
+    Tensor transposed = zeros({2, 8});
+    EXPECT_CONTAINS(error_of([&] { group->allgather(transposed, f); }),
+                    "allgather: the output has shape [2, 8] but must hold 4 copies");
     Tensor out16l = zeros({16}, TensorOptions(kInt64));
     EXPECT_EQ(error_of([&] { group->allgather(out16l, f); }),
               "allgather: the output has dtype int64 but the input has float32");
     Tensor out3 = zeros({3});
-    EXPECT_CONTAINS(error_of([&] { group->reduce_scatter(out3, f); }),
-                    "reduce_scatter: the input holds 4 elements but must hold size * output");
+    EXPECT_CONTAINS(
+        error_of([&] { group->reduce_scatter(out3, f); }),
+        "reduce_scatter: the input has shape [4] but must hold 4 blocks of the output's [3]");
     std::vector<Tensor> three{f, f, f};
     EXPECT_EQ(error_of([&] { group->gather(three, f); }),
               "gather: the root (rank 0) needs one output tensor per rank (4), got 3");
