@@ -228,7 +228,7 @@ TEST(Faults, AnUnreachableMasterIsOneClearLineAtTheTimeout) {
        "distributed_worker init_only: init_process_group: rank 1 could not reach the store at "
        "the master address 127.0.0.1:1 (MASTER_ADDR:MASTER_PORT, or the tcp:// init_method): "
        "TCPStore: could not connect to 127.0.0.1:1 within 500 ms (connection refused)"});
-  EXPECT_LT(Clock::now() - start, seconds(5));
+  EXPECT_LT(Clock::now() - start, seconds(10));  // the 500 ms timeout, not a hang
 }
 
 }  // namespace

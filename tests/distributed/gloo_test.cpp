@@ -395,7 +395,7 @@ TEST(Gloo, SkippedCollectiveTimesOutNamingTheOp) {
       },
       500ms);
   const auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_LT(elapsed, 4s);
+  EXPECT_LT(elapsed, 8s);  // the 500 ms timeout, not a hang; generous for busy CI cores
   EXPECT_EQ(errors[2], "");
   for (int r : {0, 1}) {
     EXPECT_NE(errors[static_cast<size_t>(r)].find("allreduce #0"), std::string::npos)

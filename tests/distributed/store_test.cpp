@@ -99,7 +99,7 @@ TEST(HashStore, TimeoutNamesTheMissingKeysAndTheTime) {
             "store: timed out after 100 ms waiting for keys: a, c");
   auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_GE(elapsed, milliseconds(100));
-  EXPECT_LT(elapsed, milliseconds(1000));
+  EXPECT_LT(elapsed, milliseconds(3000));  // bounded, not hung
   EXPECT_EQ(error_of([&] { store.get("x"); }), "store: timed out after 100 ms waiting for keys: x");
   EXPECT_EQ(error_of([&] { store.wait({"y"}, milliseconds(20)); }),
             "store: timed out after 20 ms waiting for keys: y");

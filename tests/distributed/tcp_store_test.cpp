@@ -165,7 +165,7 @@ TEST(TCPStore, GetAndWaitTimeOutNamingTheKeys) {
             where + ": timed out after 200 ms waiting for keys: never");
   auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_GE(elapsed, milliseconds(200));
-  EXPECT_LT(elapsed, milliseconds(1500));
+  EXPECT_LT(elapsed, milliseconds(3000));  // bounded, not hung (CI's 2 cores are busy)
 
   server.set("b", "1");
   EXPECT_EQ(error_of([&] {
@@ -228,8 +228,8 @@ TEST(TCPStore, ClientWithoutServerFailsWithinItsTimeout) {
             "TCPStore: could not connect to 127.0.0.1:" + std::to_string(port) +
                 " within 300 ms (connection refused)");
   auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_GE(elapsed, milliseconds(300));  // it retried rather than failing at once
-  EXPECT_LT(elapsed, milliseconds(1500));
+  EXPECT_GE(elapsed, milliseconds(300));   // it retried rather than failing at once
+  EXPECT_LT(elapsed, milliseconds(3000));  // bounded, not hung (CI's 2 cores are busy)
 }
 
 // Sends to a peer that has gone report failure (EPIPE) instead of raising SIGPIPE, which
