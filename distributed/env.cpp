@@ -22,16 +22,6 @@ std::optional<std::string> getenv_string(const char* name) {
   return std::string(value);
 }
 
-// Parses all of `text` as a base-10 integer; nullopt on junk, sign-only or overflow.
-std::optional<long long> parse_int(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end != text.c_str() + text.size()) return std::nullopt;
-  return value;
-}
-
 // A required integer variable; `hint` says who normally sets it.
 int require_int(const char* name, const char* hint) {
   const auto text = getenv_string(name);
@@ -55,6 +45,15 @@ std::optional<uint16_t> parse_port(const std::string& text) {
 }
 
 }  // namespace
+
+std::optional<long long> parse_int(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end != text.c_str() + text.size()) return std::nullopt;
+  return value;
+}
 
 EnvRendezvous read_env(int rank, int world_size) {
   EnvRendezvous env;

@@ -27,6 +27,10 @@ struct EnvRendezvous {
 // Reads the variables; `rank`/`world_size` >= 0 override RANK/WORLD_SIZE.
 EnvRendezvous read_env(int rank = -1, int world_size = -1);
 
+// Parses all of `text` as a base-10 integer; nullopt on junk, a lone sign, or overflow.
+// (env:// and glassrun's options read their numbers with it.)
+std::optional<long long> parse_int(const std::string& text);
+
 // Parses "tcp://host:port" (init_method) into addr and port; throws naming the string.
 void parse_tcp_init_method(const std::string& url, std::string& host, uint16_t& port);
 

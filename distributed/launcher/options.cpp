@@ -9,18 +9,10 @@
 #include <optional>
 
 #include "core/error.h"
+#include "distributed/env.h"
 
 namespace glass::distributed::launcher {
 namespace {
-
-std::optional<long long> parse_int(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end != text.c_str() + text.size()) return std::nullopt;
-  return value;
-}
 
 int int_in_range(const std::string& option, const std::string& text, long long lo, long long hi) {
   const auto value = parse_int(text);

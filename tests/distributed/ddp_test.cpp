@@ -16,6 +16,7 @@
 #include "core/ops/random.h"
 #include "distributed/backends/threads.h"
 #include "distributed/distributed.h"
+#include "distributed/worker/mlp_training.h"
 #include "nn/functional/loss.h"
 #include "nn/modules/linear.h"
 #include "nn/optim/sgd.h"
@@ -26,17 +27,7 @@ namespace {
 using nn::parallel::DistributedDataParallel;
 using nn::parallel::DistributedDataParallelOptions;
 
-// Lesson 06's classifier: 784-512-512-10.
-struct MLPImpl : nn::Module {
-  MLPImpl(int64_t in = 784, int64_t hidden = 512, int64_t classes = 10) : Module("MLP") {
-    fc1 = register_module("fc1", nn::Linear(in, hidden));
-    fc2 = register_module("fc2", nn::Linear(hidden, hidden));
-    fc3 = register_module("fc3", nn::Linear(hidden, classes));
-  }
-  Tensor forward(const Tensor& x) const { return fc3(fc2(fc1(x).relu()).relu()); }
-  nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
-};
-GLASS_MODULE(MLP);
+using worker::MLP;  // lesson 06's classifier, as the process tests train it
 
 // A model with a layer forward never uses.
 struct WithUnusedImpl : nn::Module {
@@ -70,35 +61,21 @@ void expect_close(const Tensor& actual, const Tensor& expected, const std::strin
   }
 }
 
-struct Batch {
-  Tensor x, y;
-};
-
-std::vector<Batch> global_batches(int steps, int64_t global_batch) {
-  Generator gen = make_generator(Device(kCPU), 1234);
-  std::vector<Batch> batches;
-  for (int s = 0; s < steps; ++s) {
-    Tensor x = randn({global_batch, 784}, gen);
-    Tensor y = randint(0, 10, {global_batch}, gen);
-    batches.push_back({x, y});
-  }
-  return batches;
-}
-
 // The check: DDP on `world` ranks for 5 steps equals one process on the global batch,
 // and the ranks are bitwise equal after every step.
 void train_like_one_process(int world) {
-  const int steps = 5;
-  const int64_t global_batch = 32;
-  const auto batches = global_batches(steps, global_batch);
+  const int steps = worker::kTrainSteps;
+  const int64_t global_batch = worker::kGlobalBatch;
+  const auto batches = worker::global_batches();
 
   manual_seed(0);
   MLP reference;
   MLP initial;
   copy_params(*initial, *reference);
   {
-    optim::SGD sgd(reference->parameters(), optim::SGDOptions(0.05).momentum(0.9));
-    for (const Batch& b : batches) {
+    optim::SGD sgd(reference->parameters(),
+                   optim::SGDOptions(worker::kLearningRate).momentum(worker::kMomentum));
+    for (const worker::Batch& b : batches) {
       sgd.zero_grad();
       nn::functional::cross_entropy(reference(b.x), b.y).backward();
       sgd.step();
@@ -113,7 +90,8 @@ void train_like_one_process(int world) {
     MLP model;
     if (rank == 0) copy_params(*model, *initial);  // the others start elsewhere: DDP copies
     DistributedDataParallel ddp(model);
-    optim::SGD sgd(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+    optim::SGD sgd(model->parameters(),
+                   optim::SGDOptions(worker::kLearningRate).momentum(worker::kMomentum));
     const int64_t local = global_batch / world;
     for (int s = 0; s < steps; ++s) {
       sgd.zero_grad();

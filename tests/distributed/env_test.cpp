@@ -10,34 +10,16 @@
 #include <string>
 
 #include "core/error.h"
+#include "distributed/test_util.h"
 
 namespace glass::distributed {
 namespace {
 
-// Sets the rendezvous variables for one test and restores what was there before.
-class EnvTest : public ::testing::Test {
- protected:
-  static constexpr const char* kNames[] = {
-      "MASTER_ADDR",      "MASTER_PORT",          "RANK", "WORLD_SIZE", "LOCAL_RANK",
-      "LOCAL_WORLD_SIZE", "GLASS_USE_AGENT_STORE"};
+using testing::error_of;
 
-  void SetUp() override {
-    for (const char* name : kNames) {
-      const char* value = std::getenv(name);
-      if (value != nullptr) saved_[name] = value;
-      ::unsetenv(name);
-    }
-  }
-  void TearDown() override {
-    for (const char* name : kNames) {
-      auto it = saved_.find(name);
-      if (it == saved_.end())
-        ::unsetenv(name);
-      else
-        ::setenv(name, it->second.c_str(), 1);
-    }
-  }
-  void set(const char* name, const std::string& value) { ::setenv(name, value.c_str(), 1); }
+// A clean rendezvous environment per test (test_util.h), and a valid one to break.
+class EnvTest : public testing::RendezvousEnv {
+ protected:
   void set_valid() {
     set("MASTER_ADDR", "127.0.0.1");
     set("MASTER_PORT", "29500");
@@ -45,17 +27,10 @@ class EnvTest : public ::testing::Test {
     set("WORLD_SIZE", "4");
   }
   // The message read_env() throws.
-  std::string error_of_read_env() {
-    try {
-      read_env();
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "(no error)";
+  static std::string error_of_read_env() {
+    const std::string message = testing::error_of([] { read_env(); });
+    return message.empty() ? "(no error)" : message;
   }
-
- private:
-  std::map<std::string, std::string> saved_;
 };
 
 TEST_F(EnvTest, ReadsTorchrunVariablesAndDefaultsLocalOnesToGlobal) {

@@ -16,9 +16,13 @@
 #include "distributed/backends/threads.h"
 #include "distributed/distributed.h"
 #include "distributed/tcp_store.h"
+#include "distributed/test_util.h"
 
 namespace glass::distributed {
 namespace {
+
+using testing::contains;
+using testing::error_of;
 
 Tensor longs(const std::vector<int64_t>& values) {
   Tensor t = empty({static_cast<int64_t>(values.size())}, TensorOptions().dtype(kLong));
@@ -29,20 +33,6 @@ Tensor longs(const std::vector<int64_t>& values) {
 std::vector<int64_t> values_of(const Tensor& t) {
   const Tensor c = t.contiguous();
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
-
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 class FreeFunctions : public ::testing::TestWithParam<int> {};
@@ -250,17 +240,11 @@ TEST(InitProcessGroup, ErrorsSayWhatWasWrong) {
   });
 }
 
-// Sets the rendezvous variables for one test and restores what was there before.
-class EnvInit : public ::testing::Test {
+// A clean rendezvous environment per test (test_util.h), and a store to meet through.
+class EnvInit : public testing::RendezvousEnv {
  protected:
-  static constexpr const char* kNames[] = {
-      "MASTER_ADDR",      "MASTER_PORT",          "RANK", "WORLD_SIZE", "LOCAL_RANK",
-      "LOCAL_WORLD_SIZE", "GLASS_USE_AGENT_STORE"};
   void SetUp() override {
-    for (const char* name : kNames) {
-      if (const char* value = std::getenv(name)) saved_[name] = value;
-      ::unsetenv(name);
-    }
+    RendezvousEnv::SetUp();
     // A backend that is not "threads", so init_process_group takes the process-wide path
     // (env://, a TCPStore, the global slot), with the threads transport for a 1-rank world.
     register_backend("threads_over_tcp", [](std::shared_ptr<Store> store, int rank, int size,
@@ -270,12 +254,7 @@ class EnvInit : public ::testing::Test {
   }
   void TearDown() override {
     if (is_initialized()) destroy_process_group();
-    for (const char* name : kNames) {
-      if (auto it = saved_.find(name); it != saved_.end())
-        ::setenv(name, it->second.c_str(), 1);
-      else
-        ::unsetenv(name);
-    }
+    RendezvousEnv::TearDown();
   }
   // The store glassrun would host: a server on a port the kernel picked.
   static std::unique_ptr<TCPStore> host_store() {
@@ -292,9 +271,6 @@ class EnvInit : public ::testing::Test {
     ::setenv("WORLD_SIZE", "1", 1);
     ::setenv("GLASS_USE_AGENT_STORE", "1", 1);
   }
-
- private:
-  std::map<std::string, std::string> saved_;
 };
 
 void one_rank_world_works() {

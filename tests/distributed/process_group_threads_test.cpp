@@ -25,22 +25,15 @@
 #include "cuda/runtime.h"
 #include "distributed/backends/threads.h"
 #include "distributed/process_group.h"
+#include "distributed/test_util.h"
 
 namespace glass::distributed {
 namespace {
 
+using testing::error_of;
+
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
-
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)

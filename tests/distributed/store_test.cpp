@@ -13,25 +13,16 @@
 #include "core/error.h"
 #include "distributed/hash_store.h"
 #include "distributed/prefix_store.h"
+#include "distributed/test_util.h"
 
 namespace glass::distributed {
 namespace {
 
+using testing::bytes;
+using testing::error_of;
+
 using std::chrono::milliseconds;
 using Bytes = std::vector<uint8_t>;
-
-Bytes bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
-
-// The message of the glass::Error `fn` throws ("" if it throws none).
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(HashStore, SetGetAddCheckDeleteNumKeys) {
   HashStore store;

@@ -25,27 +25,19 @@
 #include "distributed/socket.h"
 #include "distributed/tcp_store.h"
 #include "distributed/tcp_store_protocol.h"
+#include "distributed/test_util.h"
 
 namespace glass::distributed {
 namespace {
+
+using testing::bytes;
+using testing::error_of;
 
 using std::chrono::milliseconds;
 using Bytes = std::vector<uint8_t>;
 namespace proto = protocol;
 
 const std::string kHost = "127.0.0.1";
-
-Bytes bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
-
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TCPStoreOptions server_options(milliseconds timeout = milliseconds(2000)) {
   TCPStoreOptions opts;

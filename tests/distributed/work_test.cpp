@@ -11,21 +11,14 @@
 
 #include "core/error.h"
 #include "core/ops/factories.h"
+#include "distributed/test_util.h"
 
 namespace glass::distributed {
 namespace {
 
-using std::chrono::milliseconds;
+using testing::error_of;
 
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using std::chrono::milliseconds;
 
 TEST(Work, FinishThenWaitReturnsTrueAndKeepsOutputs) {
   Tensor out = full({2}, 3.0);

@@ -20,12 +20,12 @@
 
 namespace glass::distributed::worker {
 
-// Lesson 06's classifier: 784-512-512-10.
+// Lesson 06's classifier: 784-512-512-10 (other sizes for tests of mismatched models).
 struct MLPImpl : nn::Module {
-  MLPImpl() : Module("MLP") {
-    fc1 = register_module("fc1", nn::Linear(784, 512));
-    fc2 = register_module("fc2", nn::Linear(512, 512));
-    fc3 = register_module("fc3", nn::Linear(512, 10));
+  explicit MLPImpl(int64_t in = 784, int64_t hidden = 512, int64_t classes = 10) : Module("MLP") {
+    fc1 = register_module("fc1", nn::Linear(in, hidden));
+    fc2 = register_module("fc2", nn::Linear(hidden, hidden));
+    fc3 = register_module("fc3", nn::Linear(hidden, classes));
   }
   Tensor forward(const Tensor& x) const { return fc3(fc2(fc1(x).relu()).relu()); }
   nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
