@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -24,11 +25,24 @@
 
 namespace glass::viz {
 
+namespace {
+
+// A number no other thread of this process ever had.
+uint64_t thread_serial() {
+  static std::atomic<uint64_t> next{0};
+  thread_local const uint64_t serial = next++;
+  return serial;
+}
+
+}  // namespace
+
 struct EventTrace::State {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   mutable std::mutex mutex;
   std::vector<TracedEvent> events;
-  std::map<std::pair<int, std::thread::id>, int> thread_index;  // (rank, thread) -> number
+  // (rank, thread serial) -> number. A serial, not std::thread::id: the OS reuses ids once a
+  // thread exits, so a new compute thread could inherit a dead communication thread's lane.
+  std::map<std::pair<int, uint64_t>, int> thread_index;
   std::map<int, int> threads_of_rank;
   std::set<std::pair<int, int>> comm_threads;  // (rank, thread) that ran a collective
   std::unordered_map<const void*, std::string> parameter_names;  // by TensorImpl
@@ -57,7 +71,7 @@ struct EventTrace::State {
       auto it = parameter_names.find(acc->variable().unsafeGetTensorImpl());
       if (it != parameter_names.end()) t.name += " " + it->second;
     }
-    auto [it, added] = thread_index.try_emplace({t.rank, std::this_thread::get_id()}, 0);
+    auto [it, added] = thread_index.try_emplace({t.rank, thread_serial()}, 0);
     if (added) it->second = threads_of_rank[t.rank]++;
     t.thread = it->second;
     if (t.kind == events::Kind::CollectiveStep) comm_threads.insert({t.rank, t.thread});

@@ -311,7 +311,7 @@ void App::tour_panel() {
   if (ImGui::Button("Lesson 10: the ring all-reduce and DDP's buckets")) {
     try {
       open_distributed();
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
       error = e.what();
     }
   }

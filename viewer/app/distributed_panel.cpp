@@ -93,8 +93,11 @@ void arrow(ImDrawList* dl, ImVec2 a, ImVec2 b, ImVec2 c1, ImVec2 c2) {
 
 void App::open_distributed() {
   DistributedView& v = distributed;
-  v.ring = record_ring({.world_size = v.world_size});
-  v.ddp = record_ddp({});
+  // Both recordings or neither: the ring and the DDP view always come from one press.
+  auto ring = record_ring({.world_size = v.world_size});
+  auto ddp = record_ddp({});
+  v.ring = std::move(ring);
+  v.ddp = std::move(ddp);
   v.frame = 0;
   v.since_step = 0;
   v.status.clear();
@@ -286,7 +289,7 @@ void App::distributed_panel() {
   if (ImGui::Button(v.open() ? "record again" : "record")) {
     try {
       open_distributed();
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // glass errors, and a thread the system refused
       v.status = e.what();
     }
   }
