@@ -62,7 +62,9 @@ void expect_close(const Tensor& actual, const Tensor& expected, const std::strin
 }
 
 // The check: DDP on `world` ranks for 5 steps equals one process on the global batch,
-// and the ranks are bitwise equal after every step.
+// and the ranks are bitwise equal after every step. (On the threads backend the equality
+// holds by construction — one combined result is copied to every rank — so it guards DDP's
+// own steps; ddp_process_test.cpp checks it where each gloo rank computes its own copy.)
 void train_like_one_process(int world) {
   const int steps = worker::kTrainSteps;
   const int64_t global_batch = worker::kGlobalBatch;
