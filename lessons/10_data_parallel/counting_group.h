@@ -6,6 +6,9 @@
 // bytes each rank sends = 2(n−1)/n · size, and how the exercise tests see whether a ring
 // only ever talks to its neighbours. Collectives pass through uncounted, but they are
 // numbered by the base class like any group's, so sequence_number() says whether one ran.
+// Given a SendRendezvous (send_rendezvous.h) shared by every rank's CountingGroup, a send
+// completes only once its receiver has posted the matching recv, as a large message does on
+// gloo or MPI — so a program that waits for a send before posting its recv fails here too.
 //
 // Invariant: the counts cover exactly the send()/recv() calls made on this object (not the
 // inner group's own traffic), and they are read after the rank's Work has completed.
@@ -20,13 +23,19 @@
 #include <vector>
 
 #include "distributed/process_group.h"
+#include "send_rendezvous.h"
 
 namespace glass::lesson10 {
 
 class CountingGroup final : public distributed::ProcessGroup {
  public:
-  explicit CountingGroup(std::shared_ptr<distributed::ProcessGroup> inner)
-      : ProcessGroup(inner->rank(), inner->size(), options_of(*inner)), inner_(std::move(inner)) {
+  // rendezvous: null (sends complete as the inner group's do), or the board every rank's
+  // CountingGroup shares.
+  explicit CountingGroup(std::shared_ptr<distributed::ProcessGroup> inner,
+                         std::shared_ptr<SendRendezvous> rendezvous = nullptr)
+      : ProcessGroup(inner->rank(), inner->size(), options_of(*inner)),
+        inner_(std::move(inner)),
+        rendezvous_(std::move(rendezvous)) {
     start();
   }
   ~CountingGroup() override { stop(); }
@@ -81,7 +90,18 @@ class CountingGroup final : public distributed::ProcessGroup {
       sent_to_.insert(dst);
     }
     std::vector<Tensor> message{tensor};
-    return inner_->send(message, dst, tag);
+    std::shared_ptr<distributed::Work> sent = inner_->send(message, dst, tag);
+    if (!rendezvous_) return sent;
+    // Done when the inner send is done and the receiver has posted its recv.
+    auto work = std::make_shared<distributed::Work>("send", 0, distributed::kNoTimeout);
+    sent->then([work, board = rendezvous_, src = rank(), dst, tag](distributed::Work& done) {
+      if (done.exception()) {
+        work->finish(done.exception());
+      } else {
+        board->await_recv(src, dst, tag, work);
+      }
+    });
+    return work;
   }
   std::shared_ptr<distributed::Work> post_recv(Tensor& tensor, int src, int tag,
                                                std::chrono::milliseconds) override {
@@ -91,7 +111,9 @@ class CountingGroup final : public distributed::ProcessGroup {
       received_from_.insert(src);
     }
     std::vector<Tensor> buffer{tensor};
-    return inner_->recv(buffer, src, tag);
+    std::shared_ptr<distributed::Work> received = inner_->recv(buffer, src, tag);
+    if (rendezvous_) rendezvous_->recv_posted(src, rank(), tag);
+    return received;
   }
 
  private:
@@ -105,6 +127,7 @@ class CountingGroup final : public distributed::ProcessGroup {
   }
 
   std::shared_ptr<distributed::ProcessGroup> inner_;
+  std::shared_ptr<SendRendezvous> rendezvous_;
   mutable std::mutex mutex_;
   int64_t bytes_sent_ = 0;
   int64_t bytes_received_ = 0;

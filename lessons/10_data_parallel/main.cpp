@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/variable.h"
 #include "counting_group.h"
 #include "distributed/backends/threads.h"
 #include "distributed/ddp.h"
@@ -257,6 +258,8 @@ void five_steps() {
       std::cout << "\n";
     }
   }
+  std::cout << "   the shuffle behind epoch 0, data::shuffled_order(10, seed 0 + epoch 0): "
+            << list(glass::data::shuffled_order(10, 0)) << "\n";
 
   const DataSet data = make_data(kExamples, 1234);
   std::vector<MLP> models;
@@ -518,6 +521,15 @@ void buckets_and_overlap() {
       [&](int rank) {
         dist::init_process_group("threads");
         MLP model = models[rank];
+        // A post-accumulate-grad hook runs once p.grad() holds this backward's gradient; the
+        // reducer hangs its bucket bookkeeping on the same hook. This one only writes down
+        // the order (shared_ptr: the hooks live as long as the model).
+        auto hooked = std::make_shared<std::vector<std::string>>();
+        for (const auto& [name, p] : model->named_parameters()) {
+          const std::string key = name;
+          glass::autograd::register_post_accumulate_grad_hook(
+              p, [hooked, key](const Tensor&) { hooked->push_back(key); });
+        }
         DistributedDataParallel ddp(model);
         const dist::Reducer& reducer = ddp.reducer();
         auto say = [&](const std::string& line) {
@@ -538,6 +550,9 @@ void buckets_and_overlap() {
             for (size_t i : reducer.ready_order())
               order += (order.empty() ? "" : ", ") + reducer.parameters()[i].first;
             say("the order gradients became ready in step 1: " + order);
+            std::string seen;
+            for (const std::string& name : *hooked) seen += (seen.empty() ? "" : ", ") + name;
+            say("the same, from a post-accumulate-grad hook of our own: " + seen);
           }
           if (step == 1) {
             say("rebuilt before step 2 in that order: " +

@@ -10,6 +10,11 @@
 // data::shuffled_order (nn/data/sampler.h), with the tensor ops of lessons 01–06.
 // Each exercise bans the library's own answer, and the tests check it: they run nm on
 // your compiled student.cpp, and a call to a banned function is an undefined symbol there.
+// No exercise may build a group of its own (make_threads_group, current_threads_rendezvous,
+// init_process_group, new_group): the tests could not see what it does. student.cpp is
+// compiled with -ffunction-sections, so the tests also follow the relocations of exercise
+// 1's function (objdump -r, through your helpers and lambdas) to see it reach no collective,
+// while exercise 2's allreduce in the same file is allowed.
 #pragma once
 
 #include <glass/glass.h>
@@ -29,7 +34,9 @@ namespace glass::lesson10 {
 // Cut the tensor into group.size() chunks (distributed::ring_chunk says where each one is)
 // and run the ring: n − 1 reduce-scatter steps, then n − 1 all-gather steps, in each of
 // which a rank sends one chunk to its right neighbour, (rank + 1) mod n, and receives one
-// from its left, (rank − 1) mod n. Post each step's send and recv before waiting for either.
+// from its left, (rank − 1) mod n. Post each step's send and recv before waiting for either:
+// the tests' sends, like large ones on gloo or MPI, complete only once the receiver has
+// posted its recv, so a ring that waits on its send first fails (within a second).
 // Banned: the group's collectives (allreduce, reduce_scatter, allgather, broadcast, ...),
 // torch.distributed's free functions, and distributed::ring_all_reduce. The tests wrap the
 // group to count your messages: every rank must send exactly 2(n−1)/n of the tensor's bytes

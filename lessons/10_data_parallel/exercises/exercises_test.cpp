@@ -2,7 +2,9 @@
 // threads backend (ranks are threads; every wait is bounded by run_threads' timeout, so a
 // wrong answer fails instead of hanging).
 // Invariant: an answer passes only if its own code did the work, the way the exercise asks:
-//  - exercise 1 runs on a CountingGroup (../counting_group.h) wrapped round a threads group:
+//  - exercise 1 runs on a CountingGroup (../counting_group.h) wrapped round a threads group,
+//    its sends completing only once the receiver has posted the recv (send_rendezvous.h), so
+//    a ring that waits on its send before posting its recv fails as it would on gloo or MPI:
 //    the values must be the sum (exact for int64), no collective may have been issued
 //    (sequence_number() stays 0), every message goes to the right neighbour and comes from
 //    the left one, and each rank sends exactly 2(n−1)/n of the tensor's bytes;
@@ -11,17 +13,24 @@
 //  - exercise 3 must equal DistributedSampler index for index over a grid of cases;
 //  - the compiled answers may not call what the exercises ban: `nm -u` lists the functions
 //    an object file calls but does not define, and ring_all_reduce, DistributedDataParallel,
-//    Reducer and DistributedSampler must not be among them.
+//    Reducer, DistributedSampler and the ways to build a group of one's own must not be
+//    among them; and the relocations of the ring's own function section (objdump -r,
+//    followed through helpers and lambdas) must reach no collective.
 // Each grader is a function returning "" or what was wrong, and each is shown rejecting the
 // deliberately wrong answers of wrong_answers.h.
 #include <gtest/gtest.h>
 
+#include <cxxabi.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,6 +47,10 @@ namespace {
 
 namespace dist = glass::distributed;
 constexpr std::chrono::seconds kTimeout{10};
+// How long a ring's send waits for its receiver to post the recv: a right ring posts it at
+// once, and one that waits on its own send first fails in this time, not kTimeout.
+constexpr std::chrono::seconds kRendezvousTimeout{
+    3};  // generous: CI runs tests two at a time on 2 cores
 
 // A threads group for the calling rank-thread (inside run_threads).
 std::shared_ptr<dist::ProcessGroup> threads_group() {
@@ -66,11 +79,13 @@ std::string grade_ring_once(const RingFn& ring, int n, int64_t numel, ScalarType
   std::vector<int64_t> sent(n);
   std::vector<uint64_t> collectives(n);
   std::vector<std::set<int>> to(n), from(n);
+  // Every rank's group shares the board, so a send completes only once its recv is posted.
+  auto board = std::make_shared<SendRendezvous>(kRendezvousTimeout);
   try {
     dist::run_threads(
         n,
         [&](int rank) {
-          CountingGroup group(threads_group());
+          CountingGroup group(threads_group(), board);
           Tensor t = inputs[rank].clone();
           ring(group, t);
           outputs[rank] = t;
@@ -140,6 +155,19 @@ TEST(Lesson10Ring, TheGraderRejectsWhatIsNotARing) {
   EXPECT_NE(grade_ring(wrong::ring_with_allreduce).find("collective"), std::string::npos);
   // The library's ring is a ring: only the symbol check below can tell it from yours.
   EXPECT_EQ(grade_ring(wrong::ring_from_the_library), "");
+  // Its all-reduce on a fresh group is unseen, but it sent nothing: a dodge that also sent
+  // the ring's bytes would pass here, and only the symbol checks below would catch it.
+  const std::string own_group = grade_ring(wrong::ring_on_a_group_of_its_own);
+  EXPECT_NE(own_group.find("sent 0 bytes"), std::string::npos) << own_group;
+}
+
+TEST(Lesson10Ring, TheGraderRejectsARingThatWaitsOnItsSendFirst) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string why = grade_ring(wrong::ring_send_then_recv);
+  EXPECT_NE(why.find("posted no matching recv"), std::string::npos) << why;
+  EXPECT_NE(why.find("before waiting for either"), std::string::npos) << why;
+  // Failed at the rendezvous timeout, not at run_threads' much longer one.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, kTimeout / 2) << why;
 }
 
 // [SECTION] exercise 2: gradient-averaging hooks ------------------------------------------
@@ -304,43 +332,191 @@ TEST(Lesson10Sampler, TheGraderRejectsSamplersThatDoNotPadShuffleOrStride) {
 
 // [SECTION] the bans: what the compiled answers call -------------------------------------
 
-// The functions `object` calls but does not define, demangled, one per line (nm -C -u).
-std::string undefined_symbols(const std::string& object) {
-  const std::string command = std::string(GLASS_NM) + " -C -u '" + object + "' 2>&1";
+// What `command` writes to stdout. Throws, naming the command, when it cannot run or fails:
+// a check that read nothing would find no banned call and pass every answer.
+std::string output_of(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot run `" + command + "`");
   std::string out;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[4096];
-    while (fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-    if (pclose(pipe) != 0) return "<nm failed: " + out + ">";
-  }
+  char buffer[4096];
+  while (fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+  const int status = pclose(pipe);
+  if (status != 0)
+    throw std::runtime_error("`" + command + "` failed (status " + std::to_string(status) +
+                             "); its output: " + out);
   return out;
 }
 
-// "" or the banned functions `object` calls, with the exercise that bans each.
-std::string banned_calls(const std::string& object) {
-  const std::string symbols = undefined_symbols(object);
-  if (symbols.starts_with("<nm failed")) return symbols;
-  const std::vector<std::pair<std::string, std::string>> bans{
-      {"glass::distributed::ring_all_reduce(", "exercise 1 bans distributed::ring_all_reduce"},
-      {"glass::nn::parallel::DistributedDataParallelBase::",
-       "exercise 2 bans DistributedDataParallel"},
-      {"glass::distributed::Reducer::", "exercise 2 bans distributed::Reducer"},
-      {"glass::data::DistributedSampler::", "exercise 3 bans data::DistributedSampler"}};
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string demangle(const std::string& mangled) {
+  int status = 0;
+  char* plain = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  std::string out = status == 0 && plain != nullptr ? plain : mangled;
+  std::free(plain);
+  return out;
+}
+
+// The functions `object` calls but does not define, demangled (nm -C -u), one per entry.
+std::vector<std::string> undefined_symbols(const std::string& object) {
+  std::vector<std::string> symbols;
+  for (const std::string& line :
+       lines_of(output_of(std::string(GLASS_NM) + " -C -u '" + object + "'"))) {
+    const size_t u = line.find("U ");
+    if (u != std::string::npos) symbols.push_back(line.substr(u + 2));
+  }
+  if (symbols.empty()) throw std::runtime_error("nm lists no undefined symbol in " + object);
+  return symbols;
+}
+
+// The undefined symbols (demangled) that the functions whose demangled name starts with
+// `function` can reach inside `object`. The object is compiled with -ffunction-sections,
+// so each function is a section of its own; a section's relocations (objdump -r) name what
+// it refers to — other sections of the object (helpers, lambdas, std::function's invokers:
+// followed) and undefined symbols (the calls out: collected). So a banned call cannot hide
+// in a helper or a lambda, and exercise 2's legitimate allreduce is not exercise 1's.
+std::set<std::string> calls_reachable_from(const std::string& object, const std::string& function) {
+  // objdump -t: "VALUE FLAGS SECTION\tSIZE NAME"; undefined symbols are in *UND*.
+  std::map<std::string, std::string> section_of;
+  std::set<std::string> undefined, start;
+  for (const std::string& line :
+       lines_of(output_of(std::string(GLASS_OBJDUMP) + " -t '" + object + "'"))) {
+    const size_t tab = line.find('\t');
+    if (tab == std::string::npos || tab < 25) continue;
+    const size_t space = line.rfind(' ', tab);
+    const std::string section = line.substr(space + 1, tab - space - 1);
+    const std::string name = line.substr(line.rfind(' ') + 1);
+    if (section == "*UND*") {
+      undefined.insert(name);
+    } else {
+      section_of[name] = section;
+      if (demangle(name).starts_with(function)) start.insert(section);
+    }
+  }
+  if (start.empty())
+    throw std::runtime_error("objdump -t finds no function " + function + " in " + object);
+  if (start.contains(".text"))
+    throw std::runtime_error(function + " is in .text with every other function of " + object +
+                             ": it must be compiled with -ffunction-sections");
+  // objdump -r: "RELOCATION RECORDS FOR [SECTION]:", then "OFFSET TYPE TARGET[+-ADDEND]".
+  std::map<std::string, std::set<std::string>> refers_to;
+  std::string current;
+  for (const std::string& line :
+       lines_of(output_of(std::string(GLASS_OBJDUMP) + " -r '" + object + "'"))) {
+    if (line.starts_with("RELOCATION RECORDS FOR [")) {
+      current = line.substr(24, line.find(']') - 24);
+      continue;
+    }
+    std::istringstream fields(line);
+    std::string offset, type, target;
+    if (current.empty() || !(fields >> offset >> type >> target) || offset == "OFFSET") continue;
+    refers_to[current].insert(target.substr(0, target.find_first_of("+-")));
+  }
+  std::set<std::string> seen(start.begin(), start.end()), calls;
+  std::vector<std::string> todo(start.begin(), start.end());
+  while (!todo.empty()) {
+    const std::string section = todo.back();
+    todo.pop_back();
+    for (const std::string& target : refers_to[section]) {
+      if (undefined.contains(target)) {
+        calls.insert(demangle(target));
+        continue;
+      }
+      const auto defined = section_of.find(target);
+      const std::string next = defined != section_of.end() ? defined->second : target;
+      if (seen.insert(next).second) todo.push_back(next);
+    }
+  }
+  return calls;
+}
+
+struct Ban {
+  std::string prefix;  // of the demangled symbol
+  std::string why;
+};
+
+std::string banned_among(const std::vector<std::string>& symbols, const std::vector<Ban>& bans) {
   std::string found;
-  for (const auto& [symbol, ban] : bans)
-    if (symbols.find(symbol) != std::string::npos) found += ban + " (it calls " + symbol + "). ";
+  for (const Ban& ban : bans)
+    for (const std::string& symbol : symbols)
+      if (symbol.starts_with(ban.prefix)) {
+        found += ban.why + " (it calls " + ban.prefix + "...). ";
+        break;
+      }
   return found;
+}
+
+// "" or the banned functions anything in `object` calls, with the exercise that bans each.
+std::string banned_calls(const std::string& object) {
+  const std::string own_group =
+      "no exercise may build a group of its own, where the tests "
+      "cannot see what it does";
+  return banned_among(
+      undefined_symbols(object),
+      {{"glass::distributed::ring_all_reduce(", "exercise 1 bans distributed::ring_all_reduce"},
+       {"glass::nn::parallel::DistributedDataParallelBase::",
+        "exercise 2 bans DistributedDataParallel"},
+       {"glass::distributed::Reducer::", "exercise 2 bans distributed::Reducer"},
+       {"glass::data::DistributedSampler::", "exercise 3 bans data::DistributedSampler"},
+       {"glass::distributed::make_threads_group(", own_group},
+       {"glass::distributed::current_threads_rendezvous(", own_group},
+       {"glass::distributed::init_process_group(", own_group},
+       {"glass::distributed::new_group(", own_group}});
+}
+
+// "" or the collectives the ring `function` of `object` reaches (exercise 1's ban).
+std::string collectives_in_ring(const std::string& object, const std::string& function) {
+  const std::set<std::string> calls = calls_reachable_from(object, function);
+  std::vector<Ban> bans;
+  for (const char* op : {"allreduce(", "broadcast(", "allgather(", "reduce_scatter(", "gather(",
+                         "scatter(", "barrier("})
+    bans.push_back({std::string("glass::distributed::ProcessGroup::") + op,
+                    "exercise 1 bans the group's collectives"});
+  for (const char* fn : {"all_reduce(", "broadcast(", "all_gather_into_tensor(",
+                         "reduce_scatter_tensor(", "gather(", "scatter(", "barrier("})
+    bans.push_back({std::string("glass::distributed::") + fn,
+                    "exercise 1 bans torch.distributed's free functions"});
+  return banned_among({calls.begin(), calls.end()}, bans);
 }
 
 TEST(Lesson10Bans, TheAnswersCallNoBannedFunction) {
   EXPECT_EQ(banned_calls(GLASS_LESSON10_ANSWERS_OBJECT), "") << GLASS_LESSON10_ANSWERS_OBJECT;
+  EXPECT_EQ(
+      collectives_in_ring(GLASS_LESSON10_ANSWERS_OBJECT, "glass::lesson10::my_ring_all_reduce("),
+      "");
 }
 
 TEST(Lesson10Bans, TheSymbolCheckCatchesEachBannedCall) {
   const std::string found = banned_calls(GLASS_LESSON10_WRONG_OBJECT);
   EXPECT_NE(found.find("bans distributed::ring_all_reduce"), std::string::npos) << found;
+  EXPECT_NE(found.find("bans DistributedDataParallel"), std::string::npos) << found;
   EXPECT_NE(found.find("bans distributed::Reducer"), std::string::npos) << found;
   EXPECT_NE(found.find("bans data::DistributedSampler"), std::string::npos) << found;
+  EXPECT_NE(found.find("make_threads_group"), std::string::npos) << found;
+  EXPECT_NE(found.find("current_threads_rendezvous"), std::string::npos) << found;
+}
+
+TEST(Lesson10Bans, TheRingCheckSeesCollectivesPerFunction) {
+  // Through a helper, a lambda or a group of its own, the call is reachable from the ring.
+  const std::string by_allreduce = collectives_in_ring(
+      GLASS_LESSON10_WRONG_OBJECT, "glass::lesson10::wrong::ring_with_allreduce(");
+  EXPECT_NE(by_allreduce.find("group's collectives"), std::string::npos) << by_allreduce;
+  const std::string own_group = collectives_in_ring(
+      GLASS_LESSON10_WRONG_OBJECT, "glass::lesson10::wrong::ring_on_a_group_of_its_own(");
+  EXPECT_NE(own_group.find("group's collectives"), std::string::npos) << own_group;
+  // Send and recv are no collectives; and exercise 2's allreduce, in the same object file
+  // as the ring, is seen there and not in the ring.
+  EXPECT_EQ(collectives_in_ring(GLASS_LESSON10_WRONG_OBJECT,
+                                "glass::lesson10::wrong::ring_send_then_recv("),
+            "");
+  const std::string hooks = collectives_in_ring(GLASS_LESSON10_ANSWERS_OBJECT,
+                                                "glass::lesson10::average_gradients_with_hooks(");
+  EXPECT_NE(hooks.find("group's collectives"), std::string::npos) << hooks;
 }
 
 }  // namespace

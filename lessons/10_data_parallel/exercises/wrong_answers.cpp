@@ -7,6 +7,8 @@
 #include <memory>
 
 #include "autograd/variable.h"
+#include "distributed/backends/threads.h"
+#include "distributed/ddp.h"
 #include "distributed/reducer.h"
 #include "distributed/ring.h"
 #include "nn/data/sampler.h"
@@ -94,6 +96,37 @@ void ring_from_the_library(distributed::ProcessGroup& group, Tensor& tensor) {
   distributed::ring_all_reduce(group, tensor);
 }
 
+// The ring, but each step waits for its send before posting its recv. The threads backend
+// buffers sends, so this would pass there; on gloo or MPI a large send waits for its
+// receiver, every rank waits on its own send, and nobody posts a recv.
+void ring_send_then_recv(distributed::ProcessGroup& group, Tensor& tensor) {
+  const int n = group.size(), r = group.rank();
+  Tensor flat = tensor.view({-1});
+  auto step = [&](const Tensor& out, const Tensor& in) {
+    std::vector<Tensor> o{out}, i{in};
+    group.send(o, mod(r + 1, n))->wait();
+    group.recv(i, mod(r - 1, n))->wait();
+  };
+  for (int s = 0; s < n - 1; ++s) {
+    Tensor own = chunk_of(flat, n, mod(r - s - 1, n));
+    Tensor incoming = empty_like(own);
+    step(chunk_of(flat, n, mod(r - s, n)), incoming);
+    own.add_(incoming);
+  }
+  for (int s = 0; s < n - 1; ++s)
+    step(chunk_of(flat, n, mod(r + 1 - s, n)), chunk_of(flat, n, mod(r - s, n)));
+}
+
+// Right values, and the group it was given sees no collective: the all-reduce runs on a
+// fresh group of the same threads. Only the symbol check sees it.
+void ring_on_a_group_of_its_own(distributed::ProcessGroup& group, Tensor& tensor) {
+  const distributed::ThreadsRendezvous* rv = distributed::current_threads_rendezvous();
+  distributed::ProcessGroup::Options options;
+  options.group_name = "dodge";
+  auto fresh = distributed::make_threads_group(rv->store, group.rank(), group.size(), options);
+  fresh->allreduce(tensor)->wait();
+}
+
 // Sums the gradients but never divides: world_size times the average.
 void hooks_sum_without_dividing(nn::Module& module, distributed::ProcessGroup& group) {
   for (const Tensor& p : module.parameters())
@@ -121,6 +154,16 @@ void hooks_by_reducer(nn::Module& module, distributed::ProcessGroup& group) {
   static std::vector<std::unique_ptr<distributed::Reducer>> kept;
   kept.push_back(std::make_unique<distributed::Reducer>(
       module.named_parameters(), group.shared_from_this(), distributed::Reducer::Options{}));
+}
+
+// DDP itself, on a non-owning pointer to the module (kept alive for the process's life).
+// Only its symbol matters here: the tests never run it.
+void hooks_by_ddp(nn::Module& module, distributed::ProcessGroup& group) {
+  using DDP = nn::parallel::DistributedDataParallel<std::shared_ptr<nn::Module>>;
+  static std::vector<std::unique_ptr<DDP>> kept;
+  kept.push_back(
+      std::make_unique<DDP>(std::shared_ptr<nn::Module>(std::shared_ptr<nn::Module>(), &module),
+                            group.shared_from_this()));
 }
 
 namespace {

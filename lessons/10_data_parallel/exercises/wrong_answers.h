@@ -17,11 +17,14 @@ void ring_gather_to_rank_zero(distributed::ProcessGroup& group, Tensor& tensor);
 void ring_everyone_to_everyone(distributed::ProcessGroup& group, Tensor& tensor);  // bytes
 void ring_with_allreduce(distributed::ProcessGroup& group, Tensor& tensor);        // a collective
 void ring_from_the_library(distributed::ProcessGroup& group, Tensor& tensor);      // banned symbol
+void ring_send_then_recv(distributed::ProcessGroup& group, Tensor& tensor);  // waits on its send
+void ring_on_a_group_of_its_own(distributed::ProcessGroup& group, Tensor& tensor);  // banned
 
 // Exercise 2.
 void hooks_sum_without_dividing(nn::Module& module, distributed::ProcessGroup& group);
 void hooks_weights_only(nn::Module& module, distributed::ProcessGroup& group);  // biases local
 void hooks_by_reducer(nn::Module& module, distributed::ProcessGroup& group);    // banned symbol
+void hooks_by_ddp(nn::Module& module, distributed::ProcessGroup& group);        // banned symbol
 
 // Exercise 3.
 std::vector<size_t> indices_without_padding(size_t n, size_t num_replicas, size_t rank,
