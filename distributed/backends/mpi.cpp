@@ -7,11 +7,14 @@
 // types and ops; see mpi.h for what MPI's lack of timeouts means here.
 #include <atomic>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "distributed/backends/mpi_detail.h"
@@ -39,12 +42,44 @@ namespace {
 // Collectives inside a blocking MPI call right now, in the whole process.
 std::atomic<int> g_collectives_in_mpi{0};
 
+// MPI's "main thread". The MPI standard requires MPI_Finalize to run on the thread that
+// called MPI_Init_thread, even under MPI_THREAD_MULTIPLE. MPI may be initialised from any
+// thread (whichever calls init_process_group first), and the exit handler runs on whichever
+// thread calls exit(); so neither call runs on those: one small thread of our own calls
+// MPI_Init_thread, then sleeps until the exit handler asks it to call MPI_Finalize.
+// Allocated once and never freed: it is still needed when static destructors run.
+struct MpiMainThread {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool initialized = false;  // MPI_Init_thread has returned (rc and provided are set)
+  bool finalize = false;     // the exit handler asks for MPI_Finalize
+  int rc = MPI_SUCCESS;
+  int provided = MPI_THREAD_SINGLE;
+  std::thread thread;
+
+  void run() {
+    int provided_level = MPI_THREAD_SINGLE;
+    const int init_rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided_level);
+    std::unique_lock<std::mutex> lock(mutex);
+    rc = init_rc;
+    provided = provided_level;
+    initialized = true;
+    changed.notify_all();
+    if (init_rc != MPI_SUCCESS) return;  // nothing to finalise
+    changed.wait(lock, [&] { return finalize; });
+    MPI_Finalize();
+  }
+};
+MpiMainThread* g_main_thread = nullptr;  // set once, under ensure_mpi_initialized's once_flag
+
 // Only the MPI we started is ours to finish; a program that called MPI_Init itself
 // finalises it itself. A collective still inside MPI (one a rank skipped: MPI has no
 // timeouts) would make MPI_Finalize crash and its group's destructor wait forever, so the
-// job is aborted instead: mpirun then ends every rank.
+// job is aborted instead: mpirun then ends every rank. Otherwise every live group's threads
+// are stopped first (MPI_Finalize must not run while they may be inside MPI_Testsome or a
+// collective), then MPI's main thread finalises.
 void finalize_at_exit() {
-  if (mpi_finalized()) return;
+  if (mpi_finalized() || g_main_thread == nullptr) return;
   if (g_collectives_in_mpi.load() > 0) {
     std::fprintf(stderr,
                  "glass::distributed: exiting while a collective is still inside MPI (not every "
@@ -53,7 +88,24 @@ void finalize_at_exit() {
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  MPI_Finalize();
+  MPIProcessGroup::stop_all_live_groups();
+  {
+    std::lock_guard<std::mutex> lock(g_main_thread->mutex);
+    g_main_thread->finalize = true;
+  }
+  g_main_thread->changed.notify_all();
+  g_main_thread->thread.join();
+}
+
+// The mpi groups alive in this process, for finalize_at_exit. Never freed, like the main
+// thread: a group destroyed by a static destructor still unregisters here.
+std::mutex& live_groups_mutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+std::vector<MPIProcessGroup*>& live_groups() {
+  static auto* groups = new std::vector<MPIProcessGroup*>();
+  return *groups;
 }
 
 // One blocking MPI collective, counted while inside MPI (see finalize_at_exit).
@@ -84,8 +136,18 @@ void ensure_mpi_initialized() {
     if (initialized) {
       MPI_Query_thread(&provided);
     } else {
-      check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided),
-                "mpi: MPI_Init_thread");
+      auto* main_thread = new MpiMainThread();
+      main_thread->thread = std::thread([main_thread] { main_thread->run(); });
+      {
+        std::unique_lock<std::mutex> lock(main_thread->mutex);
+        main_thread->changed.wait(lock, [&] { return main_thread->initialized; });
+      }
+      if (main_thread->rc != MPI_SUCCESS) {
+        main_thread->thread.join();
+        check_mpi(main_thread->rc, "mpi: MPI_Init_thread");
+      }
+      provided = main_thread->provided;
+      g_main_thread = main_thread;
       std::atexit(finalize_at_exit);
     }
     // The communication thread runs collectives while the progress thread tests requests
@@ -168,11 +230,28 @@ MPIProcessGroup::MPIProcessGroup(int rank, int size, const ProcessGroup::Options
       comms_(std::move(comms)),
       progress_(std::make_unique<Progress>(comms_->comm)) {
   start();
+  std::lock_guard<std::mutex> lock(live_groups_mutex());
+  live_groups().push_back(this);
 }
 
 MPIProcessGroup::~MPIProcessGroup() {
+  {
+    std::lock_guard<std::mutex> lock(live_groups_mutex());
+    std::erase(live_groups(), this);
+  }
+  stop_threads();
+}
+
+void MPIProcessGroup::stop_threads() {
   stop();             // no collective runs past this line
   progress_.reset();  // nor any send/recv
+}
+
+void MPIProcessGroup::stop_all_live_groups() {
+  // Under the lock, so a group cannot be half destroyed meanwhile: its destructor waits here
+  // to unregister, then finds its threads already stopped.
+  std::lock_guard<std::mutex> lock(live_groups_mutex());
+  for (MPIProcessGroup* group : live_groups()) group->stop_threads();
 }
 
 std::shared_ptr<ProcessGroup> MPIProcessGroup::split(ProcessGroup& parent,

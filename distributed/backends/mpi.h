@@ -29,6 +29,9 @@
 // Threads: MPI is initialised once per process with MPI_THREAD_MULTIPLE (the communication
 // thread, the progress thread and the caller's thread all call MPI at once), and finalised
 // at exit. MPI cannot be initialised again after that, so one process runs one MPI job.
+// Finalising comes after every live group's threads are stopped and joined (a program need
+// not call destroy_process_group: the default group, a global, is destroyed only after the
+// exit handler ran), because MPI_Finalize must not run while another thread is inside MPI.
 //
 // No MPI header appears here, so code that includes this one needs none.
 #pragma once
@@ -65,6 +68,11 @@ class MPIProcessGroup : public ProcessGroup {
 
   std::string backend_name() const override { return "mpi"; }
 
+  // Stops and joins the threads of every mpi group still alive, so no thread of ours is
+  // inside MPI (the exit handler calls it just before MPI_Finalize). The groups stay
+  // usable only for destruction.
+  static void stop_all_live_groups();
+
  protected:
   void run_allreduce(Tensor& tensor, ReduceOp op, const CollectiveContext& ctx) override;
   void run_broadcast(Tensor& tensor, int root, const CollectiveContext& ctx) override;
@@ -91,6 +99,8 @@ class MPIProcessGroup : public ProcessGroup {
 
   std::shared_ptr<Work> post_p2p(bool is_send, const Tensor& tensor, int peer, int tag,
                                  std::chrono::milliseconds timeout);
+  // The communication thread, then the progress thread; a second call does nothing.
+  void stop_threads();
 
   std::unique_ptr<Comms> comms_;
   std::unique_ptr<Progress> progress_;

@@ -4,8 +4,9 @@
 // backend's own .cpp files include it.
 //
 // Invariant: every request in Progress's list is one MPI has not yet reported complete; its
-// tensor stays alive until MPI has (or, if the group is destroyed first, forever — see
-// ~Progress), because MPI reads or writes that memory until then.
+// tensor stays alive until MPI has (or forever, if the group is destroyed first — see
+// ~Progress — or MPI_Testsome itself fails), because MPI reads or writes that memory until
+// then.
 #pragma once
 
 // MPI's C API only: the deprecated C++ bindings would need their own library.

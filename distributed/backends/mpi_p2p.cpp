@@ -153,15 +153,23 @@ std::vector<MPIProcessGroup::Progress::Finished> MPIProcessGroup::Progress::test
     finished.push_back({op.work, error});
   }
   if (!tested) {
-    // MPI could not even test: every pending op fails with its message.
+    // MPI could not even test: every op tested fails with its message, and leaves the list
+    // (left there, it would be tested, and fail, on every turn of the loop). MPI never said
+    // these requests ended, so each is cancelled and freed, and its memory kept until exit.
     for (size_t i = 0; i < n; ++i) {
-      if (!pending_[i].work) continue;
-      try {
-        check_mpi(rc, "mpi: " + pending_[i].what + ": MPI_Testsome");
-      } catch (...) {
-        finished.push_back({pending_[i].work, std::current_exception()});
+      Pending& op = pending_[i];
+      remove[i] = true;
+      if (op.work) {
+        try {
+          check_mpi(rc, "mpi: " + op.what + ": MPI_Testsome");
+        } catch (...) {
+          finished.push_back({op.work, std::current_exception()});
+        }
+        op.work = nullptr;
       }
-      pending_[i].work = nullptr;
+      MPI_Cancel(&op.request);
+      MPI_Request_free(&op.request);
+      keep_until_exit(std::move(op.tensor));
     }
   }
   // Past the deadline: MPI has no timeouts of its own, so the Work fails here; the request

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 
 #include "distributed/launcher/signals.h"
 
@@ -32,9 +34,11 @@ std::string signal_name(int sig) {
   return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
-int poll_timeout_ms(std::optional<Clock::time_point> a, std::optional<Clock::time_point> b) {
-  std::optional<Clock::time_point> first = a;
-  if (b && (!first || *b < *first)) first = b;
+// Until the earliest of the deadlines that are set; -1 (no timeout) when none is.
+int poll_timeout_ms(std::initializer_list<std::optional<Clock::time_point>> deadlines) {
+  std::optional<Clock::time_point> first;
+  for (const auto& d : deadlines)
+    if (d && (!first || *d < *first)) first = d;
   if (!first) return -1;
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(*first - Clock::now());
   return static_cast<int>(std::max<int64_t>(0, left.count()));
@@ -83,6 +87,55 @@ void Supervisor::stop_all(int sig) {
     if (!r.exited) ::kill(-r.pid, sig);
 }
 
+void Supervisor::stop_all_with_grace(int sig) {
+  stop_all(sig);
+  stop_signal_ = sig;
+  if (!kill_at_) kill_at_ = Clock::now() + grace_;
+}
+
+void Supervisor::share_failures(ReportFailure report, CheckFailure check,
+                                std::chrono::milliseconds every) {
+  report_failure_ = std::move(report);
+  check_failure_ = std::move(check);
+  check_every_ = every;
+  next_check_ = Clock::now() + every;
+}
+
+void Supervisor::check_remote_failure() {
+  if (!next_check_ || Clock::now() < *next_check_) return;
+  next_check_.reset();
+  // Once this node's job has a status (a failure or a signal), there is nothing to learn.
+  if (result_.has_value() || all_exited()) return;
+  const std::optional<RemoteFailure> failure = check_failure_();
+  if (!failure) {
+    next_check_ = Clock::now() + check_every_;
+    return;
+  }
+  result_ = failure->status;
+  say(failure->what + "; stopped this node's ranks");
+  stop_all_with_grace(SIGTERM);
+}
+
+void Supervisor::close_output() {
+  for (Rank& r : ranks_) {
+    for (int which = 0; which < 2; ++which) {
+      if (r.fds[which] < 0) continue;
+      r.out[which]->finish();
+      ::close(r.fds[which]);
+      r.fds[which] = -1;
+    }
+  }
+}
+
+void Supervisor::reap_killed() {
+  for (Rank& r : ranks_) {
+    if (r.exited) continue;
+    while (::waitpid(r.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    r.exited = true;
+  }
+}
+
 void Supervisor::reap() {
   for (Rank& r : ranks_) {
     if (r.exited) continue;
@@ -108,10 +161,8 @@ void Supervisor::on_exit(Rank& rank, int wait_status) {
                                              : "exited with status " + std::to_string(code);
   say("rank " + std::to_string(rank.rank) + " (pid " + std::to_string(rank.pid) + ") " + how +
       (others_running ? "; stopped the other ranks" : ""));
-  if (others_running) {
-    stop_all(SIGTERM);
-    kill_at_ = Clock::now() + grace_;
-  }
+  if (others_running) stop_all_with_grace(SIGTERM);
+  if (report_failure_) report_failure_(rank.rank, code);
 }
 
 void Supervisor::on_signal(int sig) {
@@ -119,8 +170,7 @@ void Supervisor::on_signal(int sig) {
     result_ = 128 + sig;
     say("got " + signal_name(sig) + "; passing it on to every rank");
   }
-  stop_all(sig);
-  if (!kill_at_) kill_at_ = Clock::now() + grace_;
+  stop_all_with_grace(sig);
 }
 
 void Supervisor::read_output(Rank& rank, int which) {
@@ -146,24 +196,18 @@ int Supervisor::run() {
       if (!drain_until) drain_until = Clock::now() + kDrainAfterExit;
       if (Clock::now() >= *drain_until) {
         // Something a rank started still holds its output open: stop it and give up reading.
-        for (Rank& r : ranks_) {
-          ::kill(-r.pid, SIGKILL);
-          for (int which = 0; which < 2; ++which) {
-            if (r.fds[which] < 0) continue;
-            r.out[which]->finish();
-            ::close(r.fds[which]);
-            r.fds[which] = -1;
-          }
-        }
+        for (Rank& r : ranks_) ::kill(-r.pid, SIGKILL);
+        close_output();
         break;
       }
     }
     if (kill_at_ && Clock::now() >= *kill_at_) {
-      say("ranks still running " + std::to_string(grace_.count()) +
-          " s after SIGTERM; sending SIGKILL");
+      say("ranks still running " + std::to_string(grace_.count()) + " s after " +
+          signal_name(stop_signal_) + "; sending SIGKILL");
       stop_all(SIGKILL);
       kill_at_.reset();
     }
+    if (check_failure_) check_remote_failure();
 
     // pollfds[0] is the signal pipe; then each open output pipe, remembered in `owners`.
     std::vector<pollfd> pollfds{{signal_pipe_fd(), POLLIN, 0}};
@@ -174,14 +218,18 @@ int Supervisor::run() {
           pollfds.push_back({r.fds[which], POLLIN, 0});
           owners.emplace_back(&r, which);
         }
-    const int ready =
-        ::poll(pollfds.data(), pollfds.size(), poll_timeout_ms(kill_at_, drain_until));
+    const int ready = ::poll(pollfds.data(), pollfds.size(),
+                             poll_timeout_ms({kill_at_, drain_until, next_check_}));
     if (ready < 0) {
       if (errno == EINTR) continue;
-      say(std::string("poll: ") + std::strerror(errno));
-      stop_all(SIGKILL);
+      // Any other failure (no memory, too many descriptors) would repeat on every turn, so
+      // it is said once and ends the job here: kill, reap, give up the output.
+      say(std::string("poll: ") + std::strerror(errno) + "; killing every rank");
       result_ = result_.value_or(1);
-      continue;  // reap() at the top of the loop collects them
+      stop_all(SIGKILL);
+      reap_killed();
+      close_output();
+      break;
     }
     if (pollfds[0].revents != 0)
       for (int sig : drain_signals())

@@ -1,8 +1,9 @@
 // tests/distributed/glassrun_test.cpp — glassrun, run as a real process on
 // distributed_worker (tests/distributed/worker/): the variables each rank gets, the
 // "[rank R] " prefixes, a failing rank ending the job, Ctrl-C, and two glassrun processes
-// as two nodes over loopback. Every wait is bounded; a glassrun that is still running when a
-// test ends is killed (its ranks die with it: PR_SET_PDEATHSIG) and reaped.
+// as two nodes over loopback (meeting, and a failure on one node ending the other's ranks). Every
+// wait is bounded; a glassrun that is still running when a test ends is killed (its ranks die with
+// it: PR_SET_PDEATHSIG) and reaped.
 #include <gtest/gtest.h>
 
 #if defined(GLASS_GLASSRUN_PATH) && defined(GLASS_WORKER_PATH)
@@ -235,6 +236,20 @@ TEST(Glassrun, CtrlCIsPassedOnToEveryRank) {
   for (pid_t pid : pids) EXPECT_TRUE(process_gone(pid)) << "pid " << pid << " left behind";
 }
 
+// The SIGKILL after the grace period names the signal that was really sent first.
+TEST(Glassrun, RanksThatIgnoreCtrlCAreKilledAfterTheGrace) {
+  Glassrun run({"--grace", "1", "--nproc-per-node", "2", kWorker, "ignore_sigint"});
+  ASSERT_TRUE(run.read_until(std::regex(R"(ready[^]*ready)"), seconds(10))) << run.output();
+  const std::vector<pid_t> pids = worker_pids(run.output());
+  ASSERT_EQ(pids.size(), 2u) << run.output();
+  ASSERT_EQ(::kill(run.pid(), SIGINT), 0);
+  ASSERT_EQ(run.finish(seconds(10)), 128 + SIGINT) << run.output();
+  EXPECT_TRUE(
+      contains(run.output(), "glassrun: ranks still running 1 s after SIGINT; sending SIGKILL\n"))
+      << run.output();
+  for (pid_t pid : pids) EXPECT_TRUE(process_gone(pid)) << "pid " << pid << " left behind";
+}
+
 TEST(Glassrun, KilledGlassrunTakesItsRanksWithIt) {
   Glassrun run({"--nproc-per-node", "2", kWorker, "wait_forever"});
   ASSERT_TRUE(run.read_until(std::regex(R"(ready[^]*ready)"), seconds(10))) << run.output();
@@ -258,12 +273,50 @@ TEST(Glassrun, TwoNodesOverLoopbackMeetThroughNodeZerosStore) {
                   "--master-port", port[1].str(), "--nproc-per-node", "2", kWorker, "store_meet"});
   ASSERT_EQ(node1.finish(seconds(15)), 0) << node1.output();
   ASSERT_EQ(node0.finish(seconds(15)), 0) << node0.output();
+  // A store on loopback is out of reach of other machines: node 0 says so, once.
+  EXPECT_TRUE(contains(out0_so_far,
+                       "glassrun: warning: --master-addr 127.0.0.1 is a loopback "
+                       "address; nodes on other machines cannot reach the store"))
+      << out0_so_far;
   for (int r = 0; r < 4; ++r) {
     const std::string line = "[rank " + std::to_string(r) + "] met rank " + std::to_string(r) +
                              " of 4 local " + std::to_string(r % 2) + " of 2\n";
     EXPECT_TRUE(contains(r < 2 ? node0.output() : node1.output(), line))
         << node0.output() << node1.output();
   }
+}
+
+// Node 1's rank fails; node 0's rank only waits. Node 1 writes the failure into the store,
+// node 0 sees it on its next tick and stops its rank, and both exit with the failed rank's
+// status, naming it; node 0 also reports node 1's status.
+TEST(Glassrun, FailingRankOnOneNodeStopsTheOtherNodes) {
+  Glassrun node0(
+      {"--nnodes", "2", "--node-rank", "0", "--master-port", "0", kWorker, "fail_rank1"});
+  const std::regex store_line(R"(glassrun: store at 127\.0\.0\.1:(\d+)\n)");
+  ASSERT_TRUE(node0.read_until(store_line, seconds(10))) << node0.output();
+  const std::string out0_so_far = node0.output();
+  std::smatch port;
+  ASSERT_TRUE(std::regex_search(out0_so_far, port, store_line));
+  Glassrun node1(
+      {"--nnodes", "2", "--node-rank", "1", "--master-port", port[1].str(), kWorker, "fail_rank1"});
+  ASSERT_EQ(node1.finish(seconds(15)), 3) << node1.output();
+  const auto node1_done = Clock::now();
+  ASSERT_EQ(node0.finish(seconds(10)), 3) << node0.output();
+  EXPECT_LT(Clock::now() - node1_done, seconds(3)) << node0.output();
+
+  EXPECT_TRUE(std::regex_search(
+      node1.output(), std::regex(R"(glassrun: rank 1 \(pid \d+\) exited with status 3\n)")))
+      << node1.output();
+  const std::string& out0 = node0.output();
+  EXPECT_TRUE(contains(out0,
+                       "glassrun: rank 1 on node 1 failed with status 3; stopped this "
+                       "node's ranks\n"))
+      << out0;
+  EXPECT_TRUE(contains(out0, "glassrun: node 1 exited with status 3\n")) << out0;
+  EXPECT_FALSE(contains(out0, "sending SIGKILL")) << "rank 0 should end at SIGTERM";
+  const std::vector<pid_t> pids = worker_pids(out0);
+  ASSERT_EQ(pids.size(), 1u) << out0;
+  EXPECT_TRUE(process_gone(pids[0])) << "rank 0 (pid " << pids[0] << ") left behind";
 }
 
 TEST(Glassrun, KilledRankIsNamedWithItsSignal) {

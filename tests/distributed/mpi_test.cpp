@@ -165,6 +165,21 @@ TEST_F(MpiBackend, SkippedCollectiveTimesOutAndEndsTheJob) {
   EXPECT_NE(out.output.find("MPI_Abort"), std::string::npos) << out.output;
 }
 
+// A program that never calls destroy_process_group: the exit handler stops every live
+// group's threads (one is inside MPI_Testsome for an unmatched recv) before MPI_Finalize,
+// so the job ends cleanly with status 0 instead of crashing, hanging or aborting.
+TEST_F(MpiBackend, ExitWithGroupsStillAliveFinalizesCleanly) {
+  const Outcome out = run_bounded({mpirun_, "-np", "2", "--oversubscribe", "--bind-to", "none",
+                                   GLASS_WORKER_PATH, "mpi_exit_live"},
+                                  milliseconds(15000));
+  ASSERT_TRUE(out.status.has_value()) << "the job did not end:\n" << out.output;
+  EXPECT_EQ(*out.status, 0) << out.output;
+  for (const char* line : {"ok rank 0 of 2, exiting with its groups alive",
+                           "ok rank 1 of 2, exiting with its groups alive"})
+    EXPECT_NE(out.output.find(line), std::string::npos) << out.output;
+  EXPECT_EQ(out.output.find("MPI_Abort"), std::string::npos) << out.output;
+}
+
 // Started without mpirun, an MPI program is a job of one (MPI's "singleton"), and
 // init_process_group("mpi") takes that from MPI with no environment at all.
 TEST_F(MpiBackend, WithoutMpirunAProcessIsAJobOfOne) {

@@ -1,5 +1,6 @@
 // tests/distributed/worker/launcher_scenarios.cpp — the scenarios glassrun_test.cpp runs:
 // what glassrun hands each rank, and how ranks end.
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -68,6 +69,15 @@ int wait_forever(const Args&) {
   exit_after(30);
   print_line("pid=" + std::to_string(::getpid()));
   meet("wait_forever");
+  print_line("ready");
+  for (;;) ::pause();
+}
+
+int ignore_sigint(const Args&) {
+  exit_after(30);
+  ::signal(SIGINT, SIG_IGN);  // only glassrun's SIGKILL after the grace period ends us
+  print_line("pid=" + std::to_string(::getpid()));
+  meet("ignore_sigint");
   print_line("ready");
   for (;;) ::pause();
 }

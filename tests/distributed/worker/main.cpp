@@ -16,6 +16,7 @@ const std::map<std::string, Scenario>& scenarios() {
       {"print_env", print_env},
       {"fail_rank1", fail_rank1},
       {"wait_forever", wait_forever},
+      {"ignore_sigint", ignore_sigint},
       {"store_meet", store_meet},
       {"all_reduce_sum", all_reduce_sum},
       {"killed_rank1", killed_rank1},
@@ -27,6 +28,7 @@ const std::map<std::string, Scenario>& scenarios() {
       {"mpi_collectives", mpi_collectives},
       {"mpi_progress", mpi_progress},
       {"mpi_skip", mpi_skip},
+      {"mpi_exit_live", mpi_exit_live},
   };
   return table;
 }

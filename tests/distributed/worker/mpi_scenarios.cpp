@@ -233,4 +233,27 @@ int mpi_skip(const Args&) {
   return 0;
 }
 
+// Two ranks that return from main with their groups alive (no destroy_process_group) and
+// each with a recv nothing matches, so the progress thread is busy inside MPI_Testsome when
+// the exit handler runs. It must stop every group's threads before MPI_Finalize: the job
+// then ends with status 0, not a crash, a hang or an abort.
+int mpi_exit_live(const Args&) {
+  exit_after(20);
+  init_process_group("mpi");
+  const int r = get_rank();
+  const std::string me = "rank " + std::to_string(r) + " of " + std::to_string(get_world_size());
+  GLASS_CHECK(get_world_size() == 2, me, ": mpi_exit_live needs 2 ranks");
+  std::shared_ptr<ProcessGroup> both = new_group({0, 1});
+  Tensor t = longs({r + 1});
+  all_reduce(t, ReduceOp::SUM, both);
+  expect(t, {3}, me + ": allreduce on a new group");
+  Tensor never = zeros({2}, TensorOptions().dtype(kLong));  // the pending recv keeps it alive
+  std::shared_ptr<Work> unmatched = irecv(never, 1 - r, nullptr, /*tag=*/21);
+  barrier();  // both recvs are posted and being tested
+  GLASS_CHECK(!unmatched->is_completed(), me, ": a recv nothing sends completed");
+  std::printf("ok %s, exiting with its groups alive\n", me.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
 }  // namespace glass::distributed::worker

@@ -15,10 +15,11 @@ namespace glass::distributed::worker {
 using Args = std::vector<std::string>;  // the arguments after the scenario name
 
 // launcher_scenarios.cpp — what glassrun_test.cpp checks.
-int print_env(const Args& args);     // torchrun's variables, the pid, a last line with no '\n'
-int fail_rank1(const Args& args);    // all ranks meet; rank 1 exits 3, the others wait
-int wait_forever(const Args& args);  // all ranks meet, print "ready", wait for a signal
-int store_meet(const Args& args);    // all ranks add to a counter in the store and meet
+int print_env(const Args& args);      // torchrun's variables, the pid, a last line with no '\n'
+int fail_rank1(const Args& args);     // all ranks meet; rank 1 exits 3, the others wait
+int wait_forever(const Args& args);   // all ranks meet, print "ready", wait for a signal
+int ignore_sigint(const Args& args);  // like wait_forever, but SIGINT is ignored
+int store_meet(const Args& args);     // all ranks add to a counter in the store and meet
 
 // collective_scenarios.cpp — ranks that meet through init_process_group("env://").
 int all_reduce_sum(const Args& args);  // args: [backend] (default gloo); prints "sum=..."
@@ -37,6 +38,7 @@ int init_only(const Args& args);          // args: [timeout ms]; init_process_gr
 int mpi_collectives(const Args& args);  // args: [world size]; every collective; "ok rank R of N"
 int mpi_progress(const Args& args);     // 2 ranks: p2p completes unwaited; a recv times out
 int mpi_skip(const Args& args);         // 2 ranks: rank 1 skips allreduce #0; the job aborts
+int mpi_exit_live(const Args& args);    // 2 ranks: exit with groups and a recv still live
 
 // Every rank of the job adds itself to a counter in glassrun's store and waits until all
 // WORLD_SIZE have; `tag` keeps separate meetings apart.
