@@ -1,5 +1,6 @@
 // bench/bench_distributed_overlap.cpp — how much of DDP's all-reduce time hides behind
-// backward: lesson 06's MLP (784-512-512-10, batch 64 per rank) under DistributedDataParallel.
+// backward: lesson 06's MLP (784-512-512-10, batch 64 per rank) and a model whose
+// last-computed layer is small (256-1024-1024-1024-10) under DistributedDataParallel.
 //
 // Three times per iteration, each the slowest rank's from a common release (RankThreads):
 //   T_backward   loss.backward() of the same model without DDP (no hooks, no communication)
@@ -8,26 +9,33 @@
 //   T_ddp        loss.backward() under DDP, waiting for every bucket included
 // overlap = (T_backward + T_allreduce − T_ddp) / T_allreduce: the fraction of the all-reduce
 // time that ran while backward was still computing (1: all hidden; 0: none; below 0: DDP
-// costs more than doing the two one after the other). Medians over the iterations.
+// costs more than doing the two one after the other). Medians over the iterations. The
+// counter `ceiling` is what the buckets allow: the last bucket is ready only when backward
+// ends, so at most (bytes not in the last bucket) / (all bytes) of a bandwidth-bound
+// all-reduce can hide.
 //
 // Rows (ranks 2 and 4; argument `setup`):
-//   0  threads, bandwidth-bound link, DDP's default buckets (first 1 MB, then 25 MB: here
-//      fc3 + fc2, then fc1). Ranks are threads and each collective's wall time is set by a
-//      simulated link (ThreadsLinkModel: kLatency per hop, a bandwidth) — the wire is a
-//      sleep, so communication takes no CPU from backward and the overlap measured is the
-//      schedule's. The bandwidth is calibrated at start-up so that all the buckets'
-//      all-reduces together cost about as much as backward (counters say which link).
+//   0  threads, bandwidth-bound link, DDP's default buckets (first 1 MB, then 25 MB: for
+//      lesson 06's MLP fc3 + fc2, then fc1). Ranks are threads and each collective's wall
+//      time is set by a simulated link (ThreadsLinkModel: kLatency per hop, a bandwidth) —
+//      the wire is a sleep, so communication takes no CPU from backward and the overlap
+//      measured is the schedule's. The bandwidth is calibrated at start-up so that all the
+//      buckets' all-reduces together cost about as much as backward (counters say which link).
 //   1  threads, latency-bound link (infinite bandwidth, the latency calibrated the same
 //      way), one bucket per layer: every bucket costs the same, whatever its size.
 //   2  gloo over real loopback TCP, default buckets: the ranks' backward passes and Gloo's
 //      copies and adds compete for the same cores, so this says what the machine allows.
 // stand_ins = 1: only rank 0 computes; the others are partners that are always ready
 // (World says how), so on a shared 2-core machine rank 0 has a core to itself.
+// model (Model): 0 lesson 06's MLP; 1 the wide MLP with 4 MB buckets (fc4 + fc3, fc2, fc1);
+// 2 the wide MLP with the default buckets (fc4 + fc3, then fc2 + fc1); 3 a deeper one with
+// 4 MB buckets (a bucket per 1024-wide layer). The counter `bound` is what the schedule
+// allows given when DDP found each bucket ready and what each costs alone (schedule_bound).
 // The bucket timeline of rank 0's DDP backward (ReducerTimeline; ms from backward's first
 // gradient, medians) is printed at the end and reported as counters: b<i>_start, b<i>_end
 // for bucket i, bwd_done (backward's last node finished), all_done (gradients written back).
 //
-//   build-w3b/bench/bench_distributed_overlap --benchmark_min_time=0.5
+//   build-p1/bench/bench_distributed_overlap --benchmark_min_time=0.5
 //       --benchmark_repetitions=3 --benchmark_report_aggregates_only=true   (bench/RESULTS.md)
 #include <benchmark/benchmark.h>
 
@@ -72,17 +80,59 @@ using glass::nn::parallel::DistributedDataParallelOptions;
 constexpr int64_t kBatch = 64;  // per rank
 constexpr auto kLatency = std::chrono::microseconds(50);
 
-// Lesson 06's classifier: 784-512-512-10.
+// An MLP: Linear layers fc1, fc2, … between the given widths, ReLU between them. Lesson 06's
+// classifier is {784, 512, 512, 10}: its parameters are made in the same order, so with the
+// same seed it has the same weights.
 struct MLPImpl : glass::nn::Module {
-  MLPImpl() : Module("MLP") {
-    fc1 = register_module("fc1", glass::nn::Linear(784, 512));
-    fc2 = register_module("fc2", glass::nn::Linear(512, 512));
-    fc3 = register_module("fc3", glass::nn::Linear(512, 10));
+  explicit MLPImpl(const std::vector<int64_t>& widths) : Module("MLP") {
+    for (size_t i = 0; i + 1 < widths.size(); ++i)
+      layers.push_back(register_module("fc" + std::to_string(i + 1),
+                                       glass::nn::Linear(widths[i], widths[i + 1])));
   }
-  Tensor forward(const Tensor& x) const { return fc3(fc2(fc1(x).relu()).relu()); }
-  glass::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+  Tensor forward(const Tensor& x) const {
+    Tensor h = x;
+    for (size_t i = 0; i < layers.size(); ++i) {
+      h = layers[i](h);
+      if (i + 1 < layers.size()) h = h.relu();
+    }
+    return h;
+  }
+  std::vector<glass::nn::Linear> layers;
 };
 GLASS_MODULE(MLP);
+
+// The models of the rows (argument `model`).
+enum class Model {
+  // Lesson 06's 784-512-512-10 (2.68 MB of gradients). fc1 holds 60% of the bytes and its
+  // gradient comes last: at most 40% of a bandwidth-bound all-reduce can hide.
+  kLesson06 = 0,
+  // 256-1024-1024-1024-10 (9.49 MB) with 4 MB buckets (fc4 + fc3, fc2, fc1): the layer whose
+  // gradient comes last is small (fc1: 1.05 MB), so up to 89% can hide.
+  kWide = 1,
+  // The same model with DDP's default buckets (1 MB, then 25 MB): fc2 shares fc1's bucket, so
+  // the last bucket holds 55% of the bytes and at most 45% can hide.
+  kWideDefaultBuckets = 2,
+  // 256-1024-1024-1024-1024-1024-10 (17.9 MB) with 4 MB buckets (fc6 + fc5, fc4, fc3, fc2,
+  // fc1): more layers of equal cost, so a bucket's all-reduce runs while the next layers
+  // compute, and only the last two buckets' wait shows.
+  kDeep = 3,
+};
+
+std::vector<int64_t> widths_of(Model model) {
+  if (model == Model::kLesson06) return {784, 512, 512, 10};
+  if (model == Model::kDeep) return {256, 1024, 1024, 1024, 1024, 1024, 10};
+  return {256, 1024, 1024, 1024, 10};
+}
+
+const char* model_name(Model model) {
+  switch (model) {
+    case Model::kLesson06: return "MLP 784-512-512-10";
+    case Model::kWide: return "MLP 256-1024-1024-1024-10, 4 MB buckets";
+    case Model::kWideDefaultBuckets: return "MLP 256-1024-1024-1024-10, default buckets";
+    case Model::kDeep: return "MLP 256-1024x5-10, 4 MB buckets";
+  }
+  return "";
+}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -93,6 +143,7 @@ double median(std::vector<double> v) {
 
 // One rank's state: the DDP model, the same model without DDP, its batch, its buffers.
 struct Rank {
+  explicit Rank(const std::vector<int64_t>& widths) : model(widths), plain(widths) {}
   MLP model;  // wrapped by ddp
   MLP plain;  // the same weights, no DDP: T_backward
   std::unique_ptr<DistributedDataParallel<MLP>> ddp;
@@ -115,18 +166,19 @@ using GroupFactory = std::function<std::shared_ptr<ProcessGroup>(std::shared_ptr
 // DDP's forward issues none, and its backward one all-reduce per bucket, in bucket order.)
 class World {
  public:
-  World(int ranks, const GroupFactory& factory, ThreadsLinkModel link,
-        const DistributedDataParallelOptions& ddp_options, bool stand_ins)
-      : ranks_(static_cast<size_t>(ranks)) {
+  World(int ranks, Model model, const GroupFactory& factory, ThreadsLinkModel link,
+        const DistributedDataParallelOptions& ddp_options, bool stand_ins) {
     // Models and data are made here, on one thread: the global generator is not for
     // concurrent use, and every rank must start from the same weights anyway.
     glass::manual_seed(0);
+    const std::vector<int64_t> widths = widths_of(model);
+    ranks_.reserve(static_cast<size_t>(ranks));  // DDP and the threads keep references
     for (int r = 0; r < ranks; ++r) {
-      Rank& k = ranks_[r];
+      Rank& k = ranks_.emplace_back(widths);
       copy_params(*k.plain, *k.model);
       glass::Generator gen = glass::make_generator(glass::Device(glass::kCPU), 100 + r);
-      k.x = glass::randn({kBatch, 784}, gen);
-      k.y = glass::randint(0, 10, {kBatch}, gen);
+      k.x = glass::randn({kBatch, widths.front()}, gen);
+      k.y = glass::randint(0, widths.back(), {kBatch}, gen);
     }
     auto store = std::make_shared<HashStore>(std::chrono::seconds(30));
     threads_ = std::make_unique<glass_bench::RankThreads>(
@@ -174,8 +226,20 @@ class World {
   }
 
   double time_allreduce() {
-    return threads_->run([&](int rank) { all_reduce_buckets(rank); });
+    return threads_->run([&](int rank) {
+      if (rank != 0) return all_reduce_buckets(rank);
+      // Rank 0 also times each bucket alone: the costs the schedule bound is built from.
+      bucket_seconds_.clear();
+      for (Tensor& b : ranks_[0].bucket_buffers) {
+        const auto start = std::chrono::steady_clock::now();
+        ranks_[0].group->allreduce(b)->wait();
+        bucket_seconds_.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+    });
   }
+  // Rank 0's seconds per bucket in the last time_allreduce().
+  const std::vector<double>& bucket_seconds() const { return bucket_seconds_; }
 
   double time_ddp_backward() {
     threads_->run([&](int rank) {
@@ -200,6 +264,14 @@ class World {
     return bytes;
   }
   size_t num_buckets() const { return ranks_[0].bucket_buffers.size(); }
+  // The most of a bandwidth-bound all-reduce that can hide behind backward: the bytes not in
+  // the last bucket (which is ready only when backward ends) over all the bytes.
+  double ceiling() const {
+    const auto& buffers = ranks_[0].bucket_buffers;
+    double all = 0;
+    for (const Tensor& b : buffers) all += static_cast<double>(b.nbytes());
+    return buffers.empty() ? 0 : 1 - static_cast<double>(buffers.back().nbytes()) / all;
+  }
 
  private:
   bool stand_in(int rank) const { return stand_ins_ && rank != 0; }
@@ -210,7 +282,25 @@ class World {
   std::vector<Rank> ranks_;
   std::unique_ptr<glass_bench::RankThreads> threads_;
   bool stand_ins_ = false;  // set once the buckets are final (the warm-up runs real DDP)
+  std::vector<double> bucket_seconds_;
 };
+
+// What the schedule allows: bucket i is ready at ready[i] (as DDP saw it) and its all-reduce
+// alone costs cost[i]; one all-reduce at a time, in bucket order, each as soon as it is ready
+// and the previous one is done. Returns the fraction of sum(cost) that falls before
+// backward_done — the overlap a transport with no CPU cost of its own would give. Below the
+// byte ceiling when the last buckets become ready only just before backward ends.
+double schedule_bound(const std::vector<double>& ready, const std::vector<double>& cost,
+                      double backward_done) {
+  double free_at = 0, hidden = 0, total = 0;
+  for (size_t i = 0; i < ready.size() && i < cost.size(); ++i) {
+    const double start = std::max(ready[i], free_at);
+    free_at = start + cost[i];
+    hidden += std::clamp(backward_done - start, 0.0, cost[i]);
+    total += cost[i];
+  }
+  return total > 0 ? hidden / total : 0;
+}
 
 std::shared_ptr<ProcessGroup> threads_group(std::shared_ptr<Store> store, int rank, int size,
                                             ThreadsLinkModel link) {
@@ -245,15 +335,17 @@ enum class Setup {
 
 const char* setup_name(Setup setup) {
   switch (setup) {
-    case Setup::kThreadsBandwidthLink: return "threads, bandwidth-bound link, default buckets";
+    case Setup::kThreadsBandwidthLink: return "threads, bandwidth-bound link";
     case Setup::kThreadsLatencyLink: return "threads, latency-bound link, a bucket per layer";
-    case Setup::kGloo: return "gloo over loopback TCP, default buckets";
+    case Setup::kGloo: return "gloo over loopback TCP";
   }
   return "";
 }
 
-DistributedDataParallelOptions ddp_options_of(Setup setup) {
+DistributedDataParallelOptions ddp_options_of(Setup setup, Model model) {
   DistributedDataParallelOptions options;
+  // 4 MB: fc2's weight (4.19 MB) closes a bucket of its own, so fc1 is alone in the last one.
+  if (model == Model::kWide || model == Model::kDeep) options.bucket_cap_mb(4);
   // A 15 KiB cap: below each layer's weight (fc3's is 20 KiB), above fc2's and fc1's bias
   // (2 KiB), so a bucket closes after each weight — fc3 (weight, bias), fc2 (bias, weight),
   // fc1 (bias, weight): one bucket per layer.
@@ -263,11 +355,14 @@ DistributedDataParallelOptions ddp_options_of(Setup setup) {
 }
 
 // The link for `ranks` threads ranks, such that all buckets' all-reduces together take as
-// long as backward (measured here, with the same buckets and no link). Bandwidth-bound:
+// long as backward (measured here, with the same buckets and no link). The backend's own
+// work per all-reduce (copies and adds between the rank threads) comes on top, so the
+// measured T_allreduce is larger for large models (the counter `bound` takes it into account,
+// taking the link away instead would leave small models with mostly CPU work). Bandwidth-bound:
 // kLatency per hop, the bandwidth makes up the rest. Latency-bound: infinite bandwidth, the
 // latency per hop makes it all.
-ThreadsLinkModel calibrated_link(int ranks, Setup setup, bool stand_ins) {
-  World probe(ranks, threads_group, {}, ddp_options_of(setup), stand_ins);
+ThreadsLinkModel calibrated_link(int ranks, Setup setup, Model model, bool stand_ins) {
+  World probe(ranks, model, threads_group, {}, ddp_options_of(setup, model), stand_ins);
   for (int i = 0; i < 5; ++i) probe.time_plain_backward();  // warm the allocator and caches
   std::vector<double> backward;
   for (int i = 0; i < 31; ++i) backward.push_back(probe.time_plain_backward());
@@ -295,26 +390,25 @@ struct Configured {
   std::unique_ptr<World> world;
   ThreadsLinkModel link;
 };
-using Config = std::tuple<int, Setup, bool>;  // ranks, setup, stand-ins
+using Config = std::tuple<int, Setup, Model, bool>;  // ranks, setup, model, stand-ins
 std::map<Config, Configured>& worlds() {
   static std::map<Config, Configured> table;
   return table;
 }
 
-std::pair<World*, ThreadsLinkModel> world_of(int ranks, Setup setup, bool stand_ins) {
-  Configured& c = worlds()[{ranks, setup, stand_ins}];
+std::pair<World*, ThreadsLinkModel> world_of(int ranks, Setup setup, Model model, bool stand_ins) {
+  Configured& c = worlds()[{ranks, setup, model, stand_ins}];
   if (!c.world) {
+    const DistributedDataParallelOptions options = ddp_options_of(setup, model);
     if (setup == Setup::kGloo) {
 #ifdef GLASS_HAVE_GLOO
-      c.world =
-          std::make_unique<World>(ranks, gloo_group, c.link, ddp_options_of(setup), stand_ins);
+      c.world = std::make_unique<World>(ranks, model, gloo_group, c.link, options, stand_ins);
 #else
       GLASS_CHECK(false, "built without Gloo (apt install libgloo-dev)");
 #endif
     } else {
-      c.link = calibrated_link(ranks, setup, stand_ins);
-      c.world =
-          std::make_unique<World>(ranks, threads_group, c.link, ddp_options_of(setup), stand_ins);
+      c.link = calibrated_link(ranks, setup, model, stand_ins);
+      c.world = std::make_unique<World>(ranks, model, threads_group, c.link, options, stand_ins);
     }
   }
   return {c.world.get(), c.link};
@@ -326,16 +420,18 @@ std::map<Config, std::string>& timeline_lines() {
   return table;
 }
 
-// state.range(0): ranks; range(1): the Setup; range(2): 1 = ranks other than 0 are stand-ins.
+// state.range(0): ranks; range(1): the Setup; range(2): 1 = ranks other than 0 are stand-ins;
+// range(3): the Model.
 void BM_DdpOverlap(benchmark::State& state) {
   const int ranks = static_cast<int>(state.range(0));
   const Setup setup = static_cast<Setup>(state.range(1));
   const bool gloo = setup == Setup::kGloo;
   const bool stand_ins = state.range(2) == 1;
+  const Model model = static_cast<Model>(state.range(3));
   World* world = nullptr;
   ThreadsLinkModel link;
   try {
-    std::tie(world, link) = world_of(ranks, setup, stand_ins);
+    std::tie(world, link) = world_of(ranks, setup, model, stand_ins);
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
     return;
@@ -343,16 +439,24 @@ void BM_DdpOverlap(benchmark::State& state) {
 
   std::vector<double> t_backward, t_allreduce, t_ddp;
   std::vector<ReducerTimeline> timelines;
+  std::vector<std::vector<double>> bucket_seconds;
   for (auto _ : state) {
     t_backward.push_back(world->time_plain_backward());
     t_allreduce.push_back(world->time_allreduce());
+    bucket_seconds.push_back(world->bucket_seconds());
     t_ddp.push_back(world->time_ddp_backward());
     timelines.push_back(world->timeline());
     state.SetIterationTime(t_ddp.back());
   }
 
   const double tb = median(t_backward), ta = median(t_allreduce), td = median(t_ddp);
-  state.SetLabel(std::string(setup_name(setup)) + (stand_ins ? ", stand-in partners" : ""));
+  const std::string label =
+      std::string(model_name(model)) + ", " + setup_name(setup) +
+      (model == Model::kLesson06 && setup != Setup::kThreadsLatencyLink ? ", default buckets"
+                                                                        : "") +
+      (stand_ins ? ", stand-in partners" : "");
+  state.SetLabel(label);
+  state.counters["ceiling"] = world->ceiling();
   state.counters["T_backward_ms"] = tb * 1e3;
   state.counters["T_allreduce_ms"] = ta * 1e3;
   state.counters["T_ddp_ms"] = td * 1e3;
@@ -383,28 +487,42 @@ void BM_DdpOverlap(benchmark::State& state) {
   const double all_done = med([](const ReducerTimeline& t) { return t.all_done; });
   state.counters["bwd_done"] = bwd_done;
   state.counters["all_done"] = all_done;
+  std::vector<double> ready, cost;
+  for (size_t b = 0; b < buckets; ++b) {
+    ready.push_back(med([&](const ReducerTimeline& t) { return t.buckets[b].ready; }));
+    std::vector<double> c;
+    for (const auto& run : bucket_seconds) c.push_back(run.at(b));
+    cost.push_back(median(c) * 1e3);
+  }
+  state.counters["bound"] = schedule_bound(ready, cost, bwd_done);
   // Kept, not printed: Google Benchmark calls this several times, only the last run counts.
   char tail[160];
   std::snprintf(tail, sizeof tail, "backward done %.3f ms, gradients written back %.3f ms",
                 bwd_done, all_done);
-  timeline_lines()[{ranks, setup, stand_ins}] = std::string(setup_name(setup)) +
-                                                (stand_ins ? ", stand-in partners" : "") + ", " +
-                                                std::to_string(ranks) + " ranks: " + line + tail;
+  timeline_lines()[{ranks, setup, model, stand_ins}] =
+      label + ", " + std::to_string(ranks) + " ranks: " + line + tail;
 }
 
 }  // namespace
 
 BENCHMARK(BM_DdpOverlap)
-    ->ArgNames({"ranks", "setup", "stand_ins"})
-    ->Args({2, 0, 0})
-    ->Args({2, 0, 1})
-    ->Args({2, 1, 0})
-    ->Args({2, 1, 1})
-    ->Args({2, 2, 0})
-    ->Args({2, 2, 1})
-    ->Args({4, 0, 0})
-    ->Args({4, 0, 1})
-    ->Args({4, 2, 0})
+    ->ArgNames({"ranks", "setup", "stand_ins", "model"})
+    ->Args({2, 0, 0, 0})
+    ->Args({2, 0, 1, 0})
+    ->Args({2, 1, 0, 0})
+    ->Args({2, 1, 1, 0})
+    ->Args({2, 2, 0, 0})
+    ->Args({2, 2, 1, 0})
+    ->Args({4, 0, 0, 0})
+    ->Args({4, 0, 1, 0})
+    ->Args({4, 2, 0, 0})
+    ->Args({2, 0, 0, 1})
+    ->Args({2, 0, 1, 1})
+    ->Args({2, 0, 1, 2})
+    ->Args({2, 2, 0, 1})
+    ->Args({2, 2, 1, 1})
+    ->Args({2, 0, 1, 3})
+    ->Args({2, 2, 1, 3})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 

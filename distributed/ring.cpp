@@ -3,9 +3,17 @@
 // Read it beside the seed's picture of the ring: n ranks, n chunks, 2(n−1) steps. In every
 // step each rank sends one chunk to its right neighbour and receives one from its left, so
 // all n links carry data at once and no rank sends more than 1/n of the tensor per step.
+// Two things only make it faster, neither changes a bit of the result: a received partial is
+// added into the rank's own chunk in place (no copy back), and a large chunk travels as
+// several segments (ring_segments), so that adding segment k overlaps the arrival of k + 1.
+// The observer still sees the tensor after each whole step.
 #include "distributed/ring.h"
 
+#include <algorithm>
+#include <functional>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "core/ops/factories.h"
@@ -19,17 +27,29 @@ RingChunk ring_chunk(int64_t numel, int n, int c) {
   return {begin, base + (c < extra ? 1 : 0)};
 }
 
+// One message per step leaves the reduction and the wire taking turns (receive a whole chunk,
+// then add it, then send it on); in segments, as in Gloo's ring, the adds overlap the wire.
+int ring_segments(int64_t numel, int n, int64_t element_size) {
+  const int64_t chunk_bytes = ring_chunk(numel, n, 0).length * element_size;
+  const int64_t wanted = std::min<int64_t>(
+      (chunk_bytes + kRingSegmentBytes - 1) / kRingSegmentBytes, kRingMaxSegments);
+  return static_cast<int>(std::max<int64_t>(1, std::min(wanted, numel / n)));
+}
+
 namespace {
 
-// into = received ∘ own, the received partial on the left: that fixes the summation order
-// (chunk c is ((x_c + x_{c+1}) + …) on its way round), which ring_reference_sum repeats.
-void combine(Tensor& received, const Tensor& own, ReduceOp op) {
+// own = own ∘ received, in place. The order the ring adds in is (((x_c + x_{c+1}) + …),
+// the partial that arrives on the left: + and × are commutative in IEEE arithmetic (NaN
+// payloads aside), so own + received has the same bits as received + own and needs no copy
+// back. max and min are not (max(+0, −0) depends on the order), so they keep the received
+// value on the left and write the result over `own`.
+void combine_into(Tensor& own, const Tensor& received, ReduceOp op) {
   switch (op) {
     case ReduceOp::SUM:
-    case ReduceOp::AVG: received.add_(own); return;
-    case ReduceOp::PRODUCT: received.mul_(own); return;
-    case ReduceOp::MAX: received.copy_(received.maximum(own)); return;
-    case ReduceOp::MIN: received.copy_(received.minimum(own)); return;
+    case ReduceOp::AVG: own.add_(received); return;
+    case ReduceOp::PRODUCT: own.mul_(received); return;
+    case ReduceOp::MAX: own.copy_(received.maximum(own)); return;
+    case ReduceOp::MIN: own.copy_(received.minimum(own)); return;
   }
 }
 
@@ -60,11 +80,27 @@ void ring_all_reduce(ProcessGroup& group, Tensor& tensor, ReduceOp op) {
 
   // One step: send chunk `send_c` right while receiving into `into` from the left, posted
   // together as one batch — a blocking send here would deadlock the ring, and a transport
-  // like NCCL must see both halves of the step at once.
-  auto exchange = [&](int send_c, Tensor into) {
-    std::vector<P2POp> step{{P2POp::Kind::Send, chunk(send_c), right, kRingTag},
-                            {P2POp::Kind::Recv, std::move(into), left, kRingTag}};
-    for (auto& work : group.batch_isend_irecv(step)) work->wait();
+  // like NCCL must see both halves of the step at once. Each chunk travels as `segments`
+  // messages (sender and receiver cut it alike); `on_segment(k)` runs as soon as segment k
+  // has arrived, while the later ones are still on the wire.
+  const int segments = ring_segments(numel, n, flat.element_size());
+  auto exchange = [&](int send_c, Tensor into, const std::function<void(int)>& on_segment) {
+    Tensor out = chunk(send_c);
+    std::vector<P2POp> step;
+    for (int k = 0; k < segments; ++k) {
+      const RingChunk send_k = ring_chunk(out.numel(), segments, k);
+      const RingChunk recv_k = ring_chunk(into.numel(), segments, k);
+      step.push_back(
+          {P2POp::Kind::Send, out.narrow(0, send_k.begin, send_k.length), right, kRingTag});
+      step.push_back(
+          {P2POp::Kind::Recv, into.narrow(0, recv_k.begin, recv_k.length), left, kRingTag});
+    }
+    std::vector<std::shared_ptr<Work>> works = group.batch_isend_irecv(step);
+    for (int k = 0; k < segments; ++k) {
+      works[2 * k + 1]->wait();
+      if (on_segment) on_segment(k);
+    }
+    for (int k = 0; k < segments; ++k) works[2 * k]->wait();
   };
 
   if (n > 1) {
@@ -73,16 +109,18 @@ void ring_all_reduce(ProcessGroup& group, Tensor& tensor, ReduceOp op) {
     Tensor partial = empty({ring_chunk(numel, n, 0).length}, flat.options());
     for (int s = 0; s < n - 1; ++s) {
       const int recv_c = mod(r - s - 1, n);
-      Tensor received = partial.narrow(0, 0, chunk(recv_c).numel());
-      exchange(mod(r - s, n), received);
       Tensor own = chunk(recv_c);
-      combine(received, own, op);
-      own.copy_(received);
+      Tensor received = partial.narrow(0, 0, own.numel());
+      exchange(mod(r - s, n), received, [&](int k) {
+        const RingChunk seg = ring_chunk(own.numel(), segments, k);
+        Tensor own_k = own.narrow(0, seg.begin, seg.length);
+        combine_into(own_k, received.narrow(0, seg.begin, seg.length), op);
+      });
       if (t_ring_observer) t_ring_observer({r, n, false, s, mod(r - s, n), recv_c, flat});
     }
     // All-gather: pass the finished chunks round; each arrives straight in its place.
     for (int s = 0; s < n - 1; ++s) {
-      exchange(mod(r + 1 - s, n), chunk(mod(r - s, n)));
+      exchange(mod(r + 1 - s, n), chunk(mod(r - s, n)), nullptr);
       if (t_ring_observer) t_ring_observer({r, n, true, s, mod(r + 1 - s, n), mod(r - s, n), flat});
     }
   }

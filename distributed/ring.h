@@ -20,7 +20,8 @@ namespace glass::distributed {
 // AVG (floating dtypes only: the sum, then divided by the world size). Uses only
 // group.send / group.recv, with tag kRingTag.
 void ring_all_reduce(ProcessGroup& group, Tensor& tensor, ReduceOp op = ReduceOp::SUM);
-inline constexpr int kRingTag = 0x5247;  // "RG": at most 32767, the largest tag every MPI must accept
+// "RG": at most 32767, the largest tag every MPI must accept.
+inline constexpr int kRingTag = 0x5247;
 
 // Chunk c of a tensor of `numel` elements cut into n chunks: [begin, begin + length). The
 // first numel % n chunks get one element more, so sizes differ by at most one.
@@ -29,6 +30,16 @@ struct RingChunk {
   int64_t length;
 };
 RingChunk ring_chunk(int64_t numel, int n, int c);
+
+// How many messages each chunk of a step travels as: about kRingSegmentBytes each, at most
+// kRingMaxSegments, never more than the smallest chunk has elements. The receiver adds
+// segment k while segment k + 1 is still on the wire; every rank computes the same count, and
+// cuts a chunk into segments with ring_chunk(chunk length, segments, k). The sizes are
+// measured, not derived (bench/RESULTS.md): each segment costs a message's hand-offs, so on
+// loopback 1 MiB segments lost to 2 MiB ones, and whole chunks lost at 64 MiB.
+inline constexpr int64_t kRingSegmentBytes = 2 << 20;
+inline constexpr int kRingMaxSegments = 8;
+int ring_segments(int64_t numel, int n, int64_t element_size);
 
 // The order ring_all_reduce adds in, for checking it bit for bit without a ring: chunk c of
 // the result is (((x_c + x_{c+1}) + x_{c+2}) + …) + x_{c−1}, rank indices mod n.

@@ -71,7 +71,8 @@ class GlooProcessGroup : public ProcessGroup {
                                   std::chrono::milliseconds timeout) override;
 
  private:
-  struct PendingP2P;  // one posted send or recv and the thread that waits for it
+  struct PendingP2P;  // one posted send or recv
+  struct P2PWaiters;  // the pool of threads that wait for them (gloo_p2p.cpp)
 
   // Runs one gloo call, turning what gloo throws into a glass::Error that says what went
   // wrong in this group's terms (which rank exited, how long it waited) and quotes gloo.
@@ -83,7 +84,9 @@ class GlooProcessGroup : public ProcessGroup {
 
   std::shared_ptr<Work> post_p2p(bool is_send, const Tensor& tensor, int peer, int tag,
                                  std::chrono::milliseconds timeout);
-  // Joins the waiter threads of send/recv that have completed.
+  // Waits for one posted op on a waiter thread, then finishes its Work.
+  void complete_p2p(PendingP2P& op);
+  // Forgets the send/recv that have completed.
   void reap_finished_p2p_locked();
   // Aborts the waits of send/recv still pending (their Work fails) and joins every waiter.
   void abandon_pending_p2p();
@@ -91,9 +94,10 @@ class GlooProcessGroup : public ProcessGroup {
   GlooOptions gloo_options_;
   std::shared_ptr<gloo::Context> context_;
 
-  std::mutex p2p_mutex_;  // guards p2p_ and p2p_seq_
+  std::mutex p2p_mutex_;  // guards p2p_, p2p_seq_ and the waiter pool
   std::list<std::shared_ptr<PendingP2P>> p2p_;
   uint64_t p2p_seq_ = 0;
+  std::shared_ptr<P2PWaiters> p2p_waiters_;  // made by the first send or recv
 };
 
 // The factory the backend registry calls for "gloo" (GlooOptions::from_env()).

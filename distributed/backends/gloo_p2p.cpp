@@ -4,21 +4,32 @@
 // caller's thread (so a ring can send right while it receives from the left). gloo reports
 // completion only to a thread blocked in waitSend/waitRecv — there is no callback, and
 // polling is not possible (a wait that times out poisons every connection of the group) —
-// so each posted op gets a waiter thread that blocks there and then finishes the Work.
-// That keeps Work honest: is_completed() turns true when the transport is done, whether or
-// not anyone calls wait(). (PyTorch's gloo SendWork/RecvWork instead wait inside wait(),
-// and report not-completed until then; a thread per op is the price of honesty here, and
-// send/recv are not on DDP's hot path.)
+// so every posted op is handed to a waiter thread that blocks there and then finishes the
+// Work. That keeps Work honest: is_completed() turns true when the transport is done,
+// whether or not anyone calls wait(). (PyTorch's gloo SendWork/RecvWork instead wait inside
+// wait(), and report not-completed until then.)
+//
+// The waiters are a pool that lives as long as the group: a thread that has finished one op
+// takes the next from a queue, and a new thread starts only when an op is posted while every
+// waiter is busy — so the pool grows to the most ops ever in flight at once (two for a ring
+// step) and a message costs a hand-over, not a thread start. One waiter per op in flight,
+// never one thread for several: waiting in posting order would let an early irecv, whose
+// sender first needs something from us, hold back the completion of a later send that
+// something depends on — a deadlock until the timeout.
 //
 // Invariants: the slot of a message is Slot::build(kP2PSlotPrefix, tag) — a prefix none of
 // gloo's collectives use (they use 0x01..0x08), so a p2p message never meets a collective;
-// a PendingP2P keeps its tensor alive until its waiter has returned; the destructor aborts
-// waits still pending and joins every waiter, so no thread outlives the group.
-#include <chrono>
+// a PendingP2P (and its tensor) lives until its waiter has finished its Work; every op is
+// waited for by exactly one waiter; the destructor aborts waits still pending and joins every
+// waiter, so no thread outlives the group.
+#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <exception>
-#include <future>
 #include <memory>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include <gloo/context.h>
 #include <gloo/transport/unbound_buffer.h>
@@ -40,10 +51,32 @@ struct GlooProcessGroup::PendingP2P {
   Tensor tensor;     // keeps the memory alive while gloo reads or writes it
   std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
   std::shared_ptr<Work> work;
-  std::future<void> waiter;
+  std::chrono::milliseconds timeout{0};
+  std::atomic<bool> done{false};  // its Work has finished: the op can be forgotten
+};
 
-  bool waiter_done() const {
-    return !waiter.valid() || waiter.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+// The waiter pool; all of it guarded by the group's p2p_mutex_.
+struct GlooProcessGroup::P2PWaiters {
+  std::condition_variable posted;                 // an op was queued, or the group is stopping
+  std::deque<std::shared_ptr<PendingP2P>> queue;  // posted, not yet taken by a waiter
+  std::vector<std::thread> threads;
+  int idle = 0;  // waiters blocked on `posted`
+  bool stopping = false;
+
+  // One waiter: takes ops until the group stops and the queue is empty.
+  void run(GlooProcessGroup& group) {
+    std::unique_lock<std::mutex> lock(group.p2p_mutex_);
+    for (;;) {
+      ++idle;
+      posted.wait(lock, [&] { return stopping || !queue.empty(); });
+      --idle;
+      if (queue.empty()) return;  // stopping, and nothing left to finish
+      std::shared_ptr<PendingP2P> op = std::move(queue.front());
+      queue.pop_front();
+      lock.unlock();
+      group.complete_p2p(*op);
+      lock.lock();
+    }
   }
 };
 
@@ -67,6 +100,7 @@ std::shared_ptr<Work> GlooProcessGroup::post_p2p(bool is_send, const Tensor& ten
   op->what =
       detail::str_cat(is_send ? "send to rank " : "recv from rank ", peer, " (tag ", tag, ")");
   op->tensor = tensor;
+  op->timeout = timeout;
   op->work = std::make_shared<Work>(is_send ? "send" : "recv", p2p_seq_++, timeout,
                                     is_send ? std::vector<Tensor>{} : std::vector<Tensor>{tensor});
   // A message of no bytes has nothing to carry; both ends agree on the size, so both
@@ -91,36 +125,50 @@ std::shared_ptr<Work> GlooProcessGroup::post_p2p(bool is_send, const Tensor& ten
     detail::throw_error(op->what + " failed: " + e.what());
   }
 
-  PendingP2P* raw = op.get();  // outlives the waiter: abandon_pending_p2p joins it first
-  op->waiter = std::async(std::launch::async, [this, raw, timeout] {
-    std::exception_ptr error;
-    try {
-      bool completed = false;
-      call_gloo(timeout, [&] {
-        completed = raw->is_send ? raw->buffer->waitSend(timeout) : raw->buffer->waitRecv(timeout);
-      });
-      GLASS_CHECK(completed, "it was still pending when its gloo group was destroyed");
-    } catch (const std::exception& e) {
-      error = std::make_exception_ptr(Error(raw->what + " failed: " + e.what()));
-    }
-    raw->work->finish(error);
-  });
   p2p_.push_back(op);
-  return op->work;
+  if (!p2p_waiters_) p2p_waiters_ = std::make_shared<P2PWaiters>();
+  P2PWaiters& waiters = *p2p_waiters_;
+  waiters.queue.push_back(std::move(op));
+  // Every queued op needs a waiter of its own: an idle one if there is one left for it.
+  if (waiters.idle >= static_cast<int>(waiters.queue.size())) {
+    waiters.posted.notify_one();
+  } else {
+    waiters.threads.emplace_back([this, &waiters] { waiters.run(*this); });
+  }
+  return p2p_.back()->work;
+}
+
+void GlooProcessGroup::complete_p2p(PendingP2P& op) {
+  std::exception_ptr error;
+  try {
+    bool completed = false;
+    call_gloo(op.timeout, [&] {
+      completed = op.is_send ? op.buffer->waitSend(op.timeout) : op.buffer->waitRecv(op.timeout);
+    });
+    GLASS_CHECK(completed, "it was still pending when its gloo group was destroyed");
+  } catch (const std::exception& e) {
+    error = std::make_exception_ptr(Error(op.what + " failed: " + e.what()));
+  }
+  op.work->finish(error);
+  op.done = true;
 }
 
 void GlooProcessGroup::reap_finished_p2p_locked() {
-  p2p_.remove_if([](const std::shared_ptr<PendingP2P>& op) { return op->waiter_done(); });
+  p2p_.remove_if([](const std::shared_ptr<PendingP2P>& op) { return op->done.load(); });
 }
 
 void GlooProcessGroup::abandon_pending_p2p() {
   std::list<std::shared_ptr<PendingP2P>> pending;
+  std::shared_ptr<P2PWaiters> waiters;
   {
     std::lock_guard<std::mutex> lock(p2p_mutex_);
     pending.swap(p2p_);
+    waiters = p2p_waiters_;
+    if (waiters) waiters->stopping = true;
   }
+  if (!waiters) return;  // no send or recv was ever posted
   for (auto& op : pending) {
-    if (op->waiter_done()) continue;
+    if (op->done) continue;
     // Sticky: a waiter that has not yet started waiting returns at once when it does.
     if (op->is_send) {
       op->buffer->abortWaitSend();
@@ -128,9 +176,9 @@ void GlooProcessGroup::abandon_pending_p2p() {
       op->buffer->abortWaitRecv();
     }
   }
-  for (auto& op : pending) {
-    if (op->waiter.valid()) op->waiter.wait();
-  }
+  waiters->posted.notify_all();
+  // No op is posted any more (the group is being destroyed), so `threads` no longer changes.
+  for (std::thread& t : waiters->threads) t.join();
 }
 
 }  // namespace glass::distributed
