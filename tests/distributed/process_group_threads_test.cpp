@@ -505,7 +505,9 @@ TEST(ThreadsGroup, LinkLatencyDelaysEachMessage) {
     const auto p2p = Clock::now();
     if (rank == 0) group->send(buf, 1)->wait();
     if (rank == 1) group->recv(buf, 0)->wait();
-    EXPECT_GE(Clock::now() - p2p, milliseconds(3));
+    // The sender pays the wire time in send. (The receiver's clock started whenever it left
+    // the barrier, which may be after the message left: no bound holds there.)
+    if (rank == 0) EXPECT_GE(Clock::now() - p2p, milliseconds(3));
   });
 }
 
