@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
@@ -59,6 +60,17 @@ Outcome run_bounded(std::vector<std::string> argv, milliseconds limit) {
   c_argv.push_back(nullptr);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return {std::nullopt, "pipe2 failed"};
+  // A session directory of its own: two mpiruns starting at once (ctest -j2) race to create
+  // OpenMPI's shared /tmp/ompi.<host>.<uid>, and the loser fails in orte_init.
+  char session[] = "/tmp/glass-mpi-XXXXXX";
+  if (::mkdtemp(session) == nullptr) return {std::nullopt, "mkdtemp failed"};
+  struct RemoveAfter {
+    std::string dir;
+    ~RemoveAfter() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } remove_after{session};
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
@@ -70,6 +82,7 @@ Outcome run_bounded(std::vector<std::string> argv, milliseconds limit) {
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
     ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
+    ::setenv("OMPI_MCA_orte_tmpdir_base", session, 1);
     ::setenv("GLASS_NUM_THREADS", "1", 1);
     ::unsetenv("WORLD_SIZE");  // a torchrun variable left by another test would contradict MPI
     ::execv(c_argv[0], c_argv.data());
