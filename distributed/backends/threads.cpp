@@ -1,7 +1,9 @@
 // distributed/backends/threads.cpp — ThreadsProcessGroup: collectives as slots of a ThreadsWorld.
 //
 // Each collective is combined once, by the last rank to arrive, reading the ranks' inputs in
-// order 0..n−1; so a float sum is ((x0 + x1) + x2) + x3 on every rank, bit for bit. Its wall
+// order 0..n−1; so a float sum is ((x0 + x1) + x2) + x3 on every rank, bit for bit. An
+// all-reduce is the exception in who does the work: each rank reduces its n-th of the
+// elements and writes it into every rank's tensor. Its wall
 // time on the simulated link is what a ring would take (n ranks, B bytes per rank):
 //   allreduce       2(n−1) hops, 2(n−1)/n · B bytes  (reduce-scatter, then all-gather)
 //   allgather       (n−1) hops,  (n−1)/n · B_output
@@ -15,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 #include "core/ops/factories.h"
@@ -24,33 +27,63 @@ namespace glass::distributed {
 
 namespace {
 
-// result = inputs[0][0] ⊕ inputs[1][0] ⊕ … in rank order, as one flat tensor.
-Tensor reduce_in_rank_order(const std::vector<std::vector<Tensor>>& inputs, ReduceOp op) {
-  Tensor result = inputs[0][0].reshape({-1}).clone();
-  const int64_t n = result.numel();
-  dispatch_numeric(result.dtype(), "threads allreduce", [&]<class T>() {
-    T* acc = result.data_ptr<T>();
-    for (size_t r = 1; r < inputs.size(); ++r) {
-      const T* x = inputs[r][0].data_ptr<T>();
-      switch (op) {
-        case ReduceOp::SUM:
-          for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] + x[i];
-          break;
-        case ReduceOp::PRODUCT:
-          for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] * x[i];
-          break;
-        case ReduceOp::MAX:
-          for (int64_t i = 0; i < n; ++i) acc[i] = std::max(acc[i], x[i]);
-          break;
-        case ReduceOp::MIN:
-          for (int64_t i = 0; i < n; ++i) acc[i] = std::min(acc[i], x[i]);
-          break;
-        case ReduceOp::AVG:
-          GLASS_INTERNAL_ASSERT(false, "AVG reaches the backend as SUM (see process_group.h)");
-      }
+// out[0, len) = x0 ⊕ x1 ⊕ … over elements [begin, begin + len) of the ranks' inputs, in rank
+// order 0..n−1, so a float sum has the same bits wherever it is computed.
+template <class T>
+void reduce_range(const std::vector<std::vector<Tensor>>& inputs, ReduceOp op, int64_t begin,
+                  int64_t len, T* out) {
+  const T* first = inputs[0][0].data_ptr<T>() + begin;
+  if (inputs.size() == 1) std::copy(first, first + len, out);
+  for (size_t r = 1; r < inputs.size(); ++r) {
+    const T* x = inputs[r][0].data_ptr<T>() + begin;
+    const T* left = r == 1 ? first : out;  // the first pass reads rank 0 directly, no copy
+    switch (op) {
+      case ReduceOp::SUM:
+        for (int64_t i = 0; i < len; ++i) out[i] = left[i] + x[i];
+        break;
+      case ReduceOp::PRODUCT:
+        for (int64_t i = 0; i < len; ++i) out[i] = left[i] * x[i];
+        break;
+      case ReduceOp::MAX:
+        for (int64_t i = 0; i < len; ++i) out[i] = std::max(left[i], x[i]);
+        break;
+      case ReduceOp::MIN:
+        for (int64_t i = 0; i < len; ++i) out[i] = std::min(left[i], x[i]);
+        break;
+      case ReduceOp::AVG:
+        GLASS_INTERNAL_ASSERT(false, "AVG reaches the backend as SUM (see process_group.h)");
     }
+  }
+}
+
+// The whole reduction as one new flat tensor.
+Tensor reduce_in_rank_order(const std::vector<std::vector<Tensor>>& inputs, ReduceOp op) {
+  Tensor result = empty({inputs[0][0].numel()}, TensorOptions(inputs[0][0].dtype()));
+  dispatch_numeric(result.dtype(), "threads allreduce", [&]<class T>() {
+    reduce_range<T>(inputs, op, 0, result.numel(), result.data_ptr<T>());
   });
   return result;
+}
+
+// Elements [begin, end) of an all-reduce, written straight into every rank's tensor a block
+// at a time: a block of the result is made in a small buffer that stays in cache and copied
+// out to each rank. Every input of a block is read before any rank's copy of that block is
+// written, and other blocks are untouched, so the inputs may be the outputs. Each rank's
+// bytes are read once and written once, instead of a full-size result being made and then
+// copied out by each rank: this runs on the ranks' own threads, taking its time from backward.
+void reduce_into_every_rank(const std::vector<std::vector<Tensor>>& inputs, ReduceOp op,
+                            int64_t begin, int64_t end) {
+  const Tensor& any = inputs[0][0];
+  dispatch_numeric(any.dtype(), "threads allreduce", [&]<class T>() {
+    constexpr int64_t kBlock = (64 << 10) / static_cast<int64_t>(sizeof(T));  // 64 KiB
+    std::vector<T> block(static_cast<size_t>(std::clamp<int64_t>(end - begin, 0, kBlock)));
+    for (int64_t at = begin; at < end; at += kBlock) {
+      const int64_t len = std::min(kBlock, end - at);
+      reduce_range<T>(inputs, op, at, len, block.data());
+      for (const auto& rank_inputs : inputs)
+        std::copy(block.begin(), block.begin() + len, rank_inputs[0].data_ptr<T>() + at);
+    }
+  });
 }
 
 void copy_bytes(Tensor& dst, const Tensor& src, int64_t src_offset_elements) {
@@ -75,10 +108,15 @@ class ThreadsProcessGroup final : public ProcessGroup {
  protected:
   void run_allreduce(Tensor& tensor, ReduceOp op, const CollectiveContext& ctx) override {
     const int n = size();
-    Tensor result = meet("allreduce", tensor, {tensor}, ctx,
-                         world_->wire_time(2 * (n - 1), 2.0 * (n - 1) / n * tensor.nbytes()),
-                         [op](const auto& inputs) { return reduce_in_rank_order(inputs, op); });
-    copy_bytes(tensor, result, 0);
+    // Rank r reduces and writes out the r-th n-th of the elements, for every rank — the share
+    // of the work a ring's reduce-scatter and all-gather would give it.
+    const int64_t numel = tensor.numel();
+    world_->collective_shared(
+        rank(), next_slot_++, call_of("allreduce", tensor, {tensor}, ctx),
+        [op, n, numel](const auto& inputs, int part) {
+          reduce_into_every_rank(inputs, op, numel * part / n, numel * (part + 1) / n);
+        },
+        world_->wire_time(2 * (n - 1), 2.0 * (n - 1) / n * tensor.nbytes()), ctx.timeout);
   }
 
   void run_broadcast(Tensor& tensor, int root, const CollectiveContext& ctx) override {
@@ -136,6 +174,11 @@ class ThreadsProcessGroup final : public ProcessGroup {
   Tensor meet(const char* op, const Tensor& described, std::vector<Tensor> inputs,
               const CollectiveContext& ctx, std::chrono::nanoseconds wire,
               const ThreadsWorld::Combine& combine) {
+    return world_->collective(rank(), next_slot_++, call_of(op, described, std::move(inputs), ctx),
+                              combine, wire, ctx.timeout);
+  }
+  static ThreadsWorld::Call call_of(const char* op, const Tensor& described,
+                                    std::vector<Tensor> inputs, const CollectiveContext& ctx) {
     ThreadsWorld::Call call;
     call.op = op;
     call.seq = ctx.seq;
@@ -144,13 +187,14 @@ class ThreadsProcessGroup final : public ProcessGroup {
       call.numel = described.numel();
     }
     call.inputs = std::move(inputs);
-    // Slots count this rank's collectives (the DETAIL check's allgather included), which
-    // agree across ranks because every rank runs the same calls in the same order.
-    return world_->collective(rank(), next_slot_++, std::move(call), combine, wire, ctx.timeout);
+    return call;
   }
 
   std::shared_ptr<ThreadsWorld> world_;
-  uint64_t next_slot_ = 0;  // touched only on the communication thread
+  // Slots count this rank's collectives (the DETAIL check's allgather included), which agree
+  // across ranks because every rank runs the same calls in the same order. Touched only on
+  // the communication thread.
+  uint64_t next_slot_ = 0;
 };
 
 thread_local const ThreadsRendezvous* t_rendezvous = nullptr;

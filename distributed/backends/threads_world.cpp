@@ -100,6 +100,18 @@ void ThreadsWorld::throw_failure(const Slot& slot) {
 
 Tensor ThreadsWorld::collective(int rank, uint64_t slot_id, Call call, const Combine& combine,
                                 std::chrono::nanoseconds wire, std::chrono::milliseconds timeout) {
+  return run_slot(rank, slot_id, std::move(call), &combine, nullptr, wire, timeout);
+}
+
+void ThreadsWorld::collective_shared(int rank, uint64_t slot_id, Call call, const Share& share,
+                                     std::chrono::nanoseconds wire,
+                                     std::chrono::milliseconds timeout) {
+  run_slot(rank, slot_id, std::move(call), nullptr, &share, wire, timeout);
+}
+
+Tensor ThreadsWorld::run_slot(int rank, uint64_t slot_id, Call call, const Combine* combine,
+                              const Share* share, std::chrono::nanoseconds wire,
+                              std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_lock<std::mutex> lock(mutex_);
   std::shared_ptr<Slot>& entry = slots_[slot_id];
@@ -135,29 +147,9 @@ Tensor ThreadsWorld::collective(int rank, uint64_t slot_id, Call call, const Com
   slot->calls[rank] = std::make_unique<Call>(std::move(call));
   ++slot->arrived;
 
-  if (slot->arrived == size_) {
-    // The last to arrive combines, outside the lock: the others are waiting for the result,
-    // so their inputs stay untouched meanwhile.
-    std::vector<std::vector<Tensor>> inputs(size_);
-    for (int r = 0; r < size_; ++r) inputs[r] = slot->calls[r]->inputs;
-    lock.unlock();
-    Tensor result;
-    std::string failure;
-    try {
-      result = combine(inputs);
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
-    lock.lock();
-    if (failure.empty()) {
-      slot->result = result;
-      slot->wire_done = std::chrono::steady_clock::now() + wire;
-      slot->ready = true;
-      changed_.notify_all();
-    } else {
-      fail_slot(*slot, failure);
-    }
-  } else {
+  const bool last = slot->arrived == size_;
+  if (last && share != nullptr) changed_.notify_all();  // the others' parts can start
+  if (!last) {
     const bool done = changed_.wait_until(lock, deadline, [&] {
       return slot->ready || !slot->failure.empty() || slot->arrived == size_;
     });
@@ -169,9 +161,35 @@ Tensor ThreadsWorld::collective(int rank, uint64_t slot_id, Call call, const Com
       GLASS_CHECK(false, "timed out after ", timeout.count(), " ms waiting for ", missing,
                   " to join (threads backend)");
     }
-    // Everyone arrived: the combining rank finishes in bounded time, whatever our deadline.
-    changed_.wait(lock, [&] { return slot->ready || !slot->failure.empty(); });
   }
+  // Everyone has arrived. The last to arrive combines — or every rank does its share — outside
+  // the lock: the others are waiting in this slot, so their inputs stay untouched meanwhile,
+  // and the work ends in bounded time whatever anyone's deadline.
+  if (slot->failure.empty() && (last || share != nullptr)) {
+    std::vector<std::vector<Tensor>> inputs(size_);
+    for (int r = 0; r < size_; ++r) inputs[r] = slot->calls[r]->inputs;
+    lock.unlock();
+    Tensor result;
+    std::string failure;
+    try {
+      if (share != nullptr)
+        (*share)(inputs, rank);
+      else
+        result = (*combine)(inputs);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    lock.lock();
+    if (!failure.empty()) {
+      fail_slot(*slot, failure);
+    } else if (share == nullptr || ++slot->parts_done == size_) {
+      slot->result = result;
+      slot->wire_done = std::chrono::steady_clock::now() + wire;
+      slot->ready = true;
+      changed_.notify_all();
+    }
+  }
+  changed_.wait(lock, [&] { return slot->ready || !slot->failure.empty(); });
   ++slot->departed;
   if (!slot->failure.empty()) throw_failure(*slot);
   Tensor result = slot->result;

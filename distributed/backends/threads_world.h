@@ -3,7 +3,8 @@
 // Every rank-thread of a threads group holds the same ThreadsWorld. A collective is a slot
 // (numbered by how many collectives the rank has run): each rank deposits its inputs, the
 // last to arrive combines them in rank order 0..n−1 into one result, and every rank copies
-// its part out. Point-to-point messages travel through per (src, dst, tag) FIFO mailboxes.
+// its part out — or, for work that divides (an all-reduce), each rank does its share.
+// Point-to-point messages travel through per (src, dst, tag) FIFO mailboxes.
 //
 // Invariants: inputs are read only while their owners wait in the slot (an owner writes its
 // buffers only after the result exists, so an output may alias an input); a slot that failed
@@ -62,6 +63,13 @@ class ThreadsWorld {
   // that had not arrived), then until `wire` has passed since the last arrival.
   Tensor collective(int rank, uint64_t slot, Call call, const Combine& combine,
                     std::chrono::nanoseconds wire, std::chrono::milliseconds timeout);
+  // Work shared out: once all have arrived, every rank runs share(inputs_by_rank, its rank)
+  // (rank r's part of the job, e.g. block r of an all-reduce, as a ring divides it), and the
+  // slot is done when every part is. The parts must touch disjoint memory.
+  using Share =
+      std::function<void(const std::vector<std::vector<Tensor>>& inputs_by_rank, int part)>;
+  void collective_shared(int rank, uint64_t slot, Call call, const Share& share,
+                         std::chrono::nanoseconds wire, std::chrono::milliseconds timeout);
 
   // send copies the tensor into the mailbox (after the wire time: a blocking send, as
   // MPI_Send may be); recv completes when a message is there, on the sender's thread.
@@ -76,6 +84,7 @@ class ThreadsWorld {
     std::vector<std::unique_ptr<Call>> calls;  // by rank; null until it arrives
     int arrived = 0;
     int departed = 0;
+    int parts_done = 0;  // collective_shared: ranks whose part is done
     bool ready = false;
     std::string failure;                 // non-empty: failed for every rank, now and later
     bool failure_names_culprit = false;  // a rank left, or ranks called different ops
@@ -94,6 +103,9 @@ class ThreadsWorld {
   };
   using MailboxKey = std::tuple<int, int, int>;  // src, dst, tag
 
+  // collective and collective_shared: exactly one of combine and share is given.
+  Tensor run_slot(int rank, uint64_t slot, Call call, const Combine* combine, const Share* share,
+                  std::chrono::nanoseconds wire, std::chrono::milliseconds timeout);
   std::string missing_ranks(const Slot& slot) const;
   void fail_slot(Slot& slot, std::string why, bool names_culprit = false);
   // Throws the slot's failure (as RanksAtFaultError when it names the rank at fault).

@@ -106,7 +106,8 @@ TEST(ThreadsGroup, AllreduceEveryOpOnInt64) {
 float input_value(int rank, int i) { return 1.0f / static_cast<float>(3 + 7 * rank + i) + rank; }
 
 TEST(ThreadsGroup, AllreduceFloatSumsInRankOrderBitForBit) {
-  constexpr int kRanks = 4, kN = 37;
+  // Two full 64 KiB blocks of the combining loop and a partial third (threads.cpp).
+  constexpr int kRanks = 4, kN = 2 * 16384 + 37;
   std::vector<float> expected(kN);
   for (int i = 0; i < kN; ++i) {
     float acc = input_value(0, i);
@@ -124,7 +125,8 @@ TEST(ThreadsGroup, AllreduceFloatSumsInRankOrderBitForBit) {
     AllreduceOptions opts;
     opts.reduceOp = ReduceOp::AVG;
     group->allreduce(avg, opts)->wait();
-    for (int i = 0; i < kN; ++i) EXPECT_FLOAT_EQ(floats(avg)[i], expected[i] / kRanks);
+    const std::vector<float> averaged = floats(avg);
+    for (int i = 0; i < kN; ++i) EXPECT_FLOAT_EQ(averaged[i], expected[i] / kRanks);
   });
 }
 
