@@ -30,6 +30,7 @@ DistributedDataParallelBase::DistributedDataParallelBase(
   r.bucket_cap_bytes = static_cast<size_t>(options.bucket_cap_mb() * (1 << 20));
   r.first_bucket_cap_bytes = static_cast<size_t>(options.first_bucket_cap_mb() * (1 << 20));
   r.find_unused_parameters = options.find_unused_parameters();
+  r.gradient_as_bucket_view = options.gradient_as_bucket_view();
   reducer_ = std::make_unique<distributed::Reducer>(std::move(params), group_, r);
 }
 

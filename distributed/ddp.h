@@ -49,16 +49,26 @@ class DistributedDataParallelOptions {
     broadcast_buffers_ = on;
     return *this;
   }
+  // Make each parameter's .grad() a view of its slot in the communication bucket: backward
+  // then accumulates into the bucket itself, and no copy back follows the all-reduce (less
+  // memory and one pass less over the gradients). As in PyTorch, a .grad() replaced by the
+  // user (or set to none by zero_grad) is copied in once and becomes the view again.
+  DistributedDataParallelOptions& gradient_as_bucket_view(bool on) {
+    gradient_as_bucket_view_ = on;
+    return *this;
+  }
   double bucket_cap_mb() const { return bucket_cap_mb_; }
   double first_bucket_cap_mb() const { return first_bucket_cap_mb_; }
   bool find_unused_parameters() const { return find_unused_parameters_; }
   bool broadcast_buffers() const { return broadcast_buffers_; }
+  bool gradient_as_bucket_view() const { return gradient_as_bucket_view_; }
 
  private:
   double bucket_cap_mb_ = 25;
   double first_bucket_cap_mb_ = 1;
   bool find_unused_parameters_ = false;
   bool broadcast_buffers_ = true;
+  bool gradient_as_bucket_view_ = false;
 };
 
 // What does not depend on the module's type: the replica, the reducer, no_sync.

@@ -10,6 +10,7 @@
 #include "core/events.h"
 #include "core/grad_mode.h"
 #include "core/ops/factories.h"
+#include "core/ops/pointwise.h"
 
 namespace glass::distributed {
 
@@ -97,6 +98,7 @@ void Reducer::build_buckets(const std::vector<std::vector<size_t>>& assignment) 
     }
     const Tensor& first = params_[bucket.params.at(0)].second;
     bucket.flat = zeros({numel}, first.options().requires_grad(false));
+    bucket.divisor = full({}, group_->size(), bucket.flat.options());
     buckets_.push_back(std::move(bucket));
   }
 }
@@ -182,10 +184,10 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   }
   for (size_t i = 0; i < params_.size(); ++i) {
     if (reached[i]) continue;
-    Bucket& b = buckets_[bucket_of_[i]];
-    b.flat.narrow(0, b.offsets[slot_of_[i]], params_[i].second.numel()).zero_();
+    // What it holds already counts (zero after zero_grad, a sum accumulated under no_sync).
+    fill_slot(i);
     ready_[i] = true;
-    --b.pending;
+    --buckets_[bucket_of_[i]].pending;
   }
   launch_ready_buckets();
 }
@@ -206,16 +208,35 @@ void Reducer::mark_ready(size_t index) {
   }
   if (iterations_ == 0) ready_order_.push_back(index);
   ready_[index] = true;
-  Bucket& b = buckets_[bucket_of_[index]];
-  const Tensor& param = params_[index].second;
-  Tensor slot = b.flat.narrow(0, b.offsets[slot_of_[index]], param.numel());
+  fill_slot(index);
+  --buckets_[bucket_of_[index]].pending;
+  launch_ready_buckets();
+}
+
+Tensor Reducer::slot_of(size_t index) const {
+  const Bucket& b = buckets_[bucket_of_[index]];
+  return b.flat.narrow(0, b.offsets[slot_of_[index]], params_[index].second.numel());
+}
+
+void Reducer::fill_slot(size_t index) {
+  Tensor& param = params_[index].second;
+  const Bucket& b = buckets_[bucket_of_[index]];
+  Tensor slot = slot_of(index);
   NoGradGuard no_grad;
-  if (param.grad().defined())
-    slot.copy_(param.grad().reshape({-1}));
+  const Tensor& grad = param.grad();
+  // Averaging: each rank divides before the sum (as PyTorch does), so a half-precision sum
+  // cannot overflow; dividing while copying costs no extra pass over the bucket.
+  const bool is_slot = grad.defined() && grad.is_alias_of(slot) &&
+                       grad.storage_offset() == slot.storage_offset() && grad.is_contiguous();
+  if (is_slot) {
+    slot.div_(b.divisor);  // backward accumulated into the bucket itself
+    return;
+  }
+  if (grad.defined())
+    div_out(slot, grad.reshape({-1}), b.divisor);
   else
     slot.zero_();
-  --b.pending;
-  launch_ready_buckets();
+  if (options_.gradient_as_bucket_view) param.mutable_grad() = slot.view(param.sizes());
 }
 
 void Reducer::launch_ready_buckets() {
@@ -223,9 +244,6 @@ void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     const size_t index = next_bucket_++;
     Bucket& b = buckets_[index];
-    // Averaging: divide first, then sum (PyTorch does the same), so the sum cannot overflow
-    // a half-precision range and every rank's result is the same bits.
-    b.flat.div_(static_cast<double>(group_->size()));
     if (events::enabled())
       events::publish({.kind = events::Kind::BucketReady,
                        .name = "ddp_bucket",
@@ -269,7 +287,9 @@ void Reducer::finalize_backward() {
     for (size_t slot = 0; slot < b.params.size(); ++slot) {
       Tensor& param = params_[b.params[slot]].second;
       Tensor averaged = b.flat.narrow(0, b.offsets[slot], param.numel()).view(param.sizes());
-      if (param.grad().defined())
+      if (options_.gradient_as_bucket_view)
+        param.mutable_grad() = averaged;  // already so, unless an unused one had none
+      else if (param.grad().defined())
         param.mutable_grad().copy_(averaged);
       else
         param.mutable_grad() = averaged.clone();

@@ -3,10 +3,13 @@
 // PyTorch's Reducer in miniature. Parameters are grouped into buckets (reverse registration
 // order at first — roughly the order backward produces gradients — with a small first
 // bucket so communication starts early, then rebuilt once in the order gradients really
-// arrived). A post-accumulate-grad hook on each parameter copies its gradient into its
-// bucket; when a bucket is full its all-reduce starts on the group's communication thread
-// while backward goes on computing earlier layers' gradients. An end-of-backward callback
-// waits for every bucket and writes the averaged gradients back to .grad().
+// arrived). A post-accumulate-grad hook on each parameter copies its gradient, divided by
+// the world size, into its bucket; when a bucket is full its all-reduce starts on the
+// group's communication thread while backward goes on computing earlier layers' gradients.
+// An end-of-backward callback waits for every bucket and writes the averaged gradients back
+// to .grad() — or, with gradient_as_bucket_view, makes each .grad() a view of its slot in the
+// bucket, so the next backward accumulates straight into the bucket and nothing is copied
+// back (PyTorch's option of the same name).
 //
 // Invariants: buckets start their all-reduce in bucket order on every rank (a bucket that
 // fills early waits for the ones before it), so all ranks issue the same collectives in
@@ -56,6 +59,7 @@ class Reducer {
     size_t bucket_cap_bytes = 25u << 20;
     size_t first_bucket_cap_bytes = 1u << 20;
     bool find_unused_parameters = false;
+    bool gradient_as_bucket_view = false;
   };
 
   // params: (name, tensor) pairs, those that require grad. Registers the hooks.
@@ -87,12 +91,17 @@ class Reducer {
     std::vector<size_t> params;  // indices into params_
     std::vector<int64_t> offsets;
     Tensor flat;         // the gradients, side by side; what is all-reduced
+    Tensor divisor;      // the world size, a 0-dim tensor of flat's dtype
     size_t pending = 0;  // parameters not yet ready in this backward
     std::shared_ptr<Work> work;
   };
 
   void build_buckets(const std::vector<std::vector<size_t>>& assignment);
   void mark_ready(size_t index);
+  // Puts parameter `index`'s gradient (zero if it has none), divided by the world size, into
+  // its slot; with gradient_as_bucket_view its .grad() is that slot from then on.
+  void fill_slot(size_t index);
+  Tensor slot_of(size_t index) const;
   void launch_ready_buckets();
   void finalize_backward();
   double seconds_since_start() const;

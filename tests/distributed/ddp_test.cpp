@@ -65,7 +65,10 @@ void expect_close(const Tensor& actual, const Tensor& expected, const std::strin
 // and the ranks are bitwise equal after every step. (On the threads backend the equality
 // holds by construction — one combined result is copied to every rank — so it guards DDP's
 // own steps; ddp_process_test.cpp checks it where each gloo rank computes its own copy.)
-void train_like_one_process(int world) {
+// zero_grad(set_to_none = false) keeps each .grad(), so with gradient_as_bucket_view the
+// next backward accumulates into the bucket itself; true makes DDP copy in again each step.
+void train_like_one_process(int world, const DistributedDataParallelOptions& options = {},
+                            bool set_to_none = true) {
   const int steps = worker::kTrainSteps;
   const int64_t global_batch = worker::kGlobalBatch;
   const auto batches = worker::global_batches();
@@ -91,12 +94,12 @@ void train_like_one_process(int world) {
     init_process_group("threads");
     MLP model;
     if (rank == 0) copy_params(*model, *initial);  // the others start elsewhere: DDP copies
-    DistributedDataParallel ddp(model);
+    DistributedDataParallel ddp(model, nullptr, options);
     optim::SGD sgd(model->parameters(),
                    optim::SGDOptions(worker::kLearningRate).momentum(worker::kMomentum));
     const int64_t local = global_batch / world;
     for (int s = 0; s < steps; ++s) {
-      sgd.zero_grad();
+      sgd.zero_grad(set_to_none);
       Tensor x = batches[s].x.narrow(0, rank * local, local);
       Tensor y = batches[s].y.narrow(0, rank * local, local);
       nn::functional::cross_entropy(ddp(x), y).backward();
@@ -124,6 +127,63 @@ TEST(DistributedDataParallel, TwoRanksTrainLikeOneProcessOnTheGlobalBatch) {
 }
 TEST(DistributedDataParallel, FourRanksTrainLikeOneProcessOnTheGlobalBatch) {
   train_like_one_process(4);
+}
+
+TEST(DistributedDataParallel, GradientAsBucketViewTrainsLikeOneProcess) {
+  const auto views = DistributedDataParallelOptions().gradient_as_bucket_view(true);
+  train_like_one_process(2, views, /*set_to_none=*/true);
+  train_like_one_process(2, views, /*set_to_none=*/false);
+  train_like_one_process(4, views, /*set_to_none=*/false);
+}
+
+TEST(DistributedDataParallel, GradientAsBucketViewMakesEachGradAViewOfItsBucket) {
+  for (bool views : {false, true}) {
+    std::vector<std::vector<Tensor>> grads(2);
+    run_threads(2, [&](int rank) {
+      init_process_group("threads");
+      nn::Linear model(4, 3);  // weight and bias: one bucket
+      DistributedDataParallel ddp(model, nullptr,
+                                  DistributedDataParallelOptions().gradient_as_bucket_view(views));
+      for (int step = 0; step < 3; ++step) {
+        model->zero_grad(/*set_to_none=*/false);
+        ddp(full({2, 4}, static_cast<double>(rank + 1))).sum().backward();
+      }
+      grads[rank] = {model->weight.grad(), model->bias.grad()};
+      destroy_process_group();
+    });
+    for (int r = 0; r < 2; ++r) {
+      // The average of inputs 1 and 2, summed over a batch of 2: 3 per weight element.
+      EXPECT_TRUE(grads[r][0].equal(full({3, 4}, 3.0))) << "views " << views;
+      EXPECT_TRUE(grads[r][1].equal(full({3}, 2.0))) << "views " << views;
+      EXPECT_EQ(grads[r][0].is_alias_of(grads[r][1]), views)
+          << "with gradient_as_bucket_view the two gradients live in one bucket";
+    }
+  }
+}
+
+TEST(DistributedDataParallel, AnUnusedParametersAccumulatedGradientCounts) {
+  // With find_unused_parameters, a parameter this forward does not use still contributes
+  // what its .grad() holds (here: a sum accumulated under no_sync), as in PyTorch.
+  for (bool views : {false, true}) {
+    std::vector<Tensor> unused_grads(2);
+    run_threads(2, [&](int rank) {
+      init_process_group("threads");
+      WithUnused model;
+      DistributedDataParallel ddp(
+          model, nullptr,
+          DistributedDataParallelOptions().find_unused_parameters(true).gradient_as_bucket_view(
+              views));
+      {
+        auto guard = ddp.no_sync();
+        model->unused(full({1, 4}, static_cast<double>(rank + 1))).sum().backward();
+      }
+      ddp(full({1, 4}, 1.0)).sum().backward();
+      unused_grads[rank] = model->unused->weight.grad().clone();
+      destroy_process_group();
+    });
+    for (int r = 0; r < 2; ++r)
+      EXPECT_TRUE(unused_grads[r].equal(full({3, 4}, 1.5))) << "views " << views;
+  }
 }
 
 TEST(DistributedDataParallel, ConstructionCopiesRankZerosParametersAndBuffers) {
