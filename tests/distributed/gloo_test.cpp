@@ -32,13 +32,15 @@
 #include "distributed/distributed.h"
 #include "distributed/hash_store.h"
 #include "distributed/ring.h"
+#include "distributed/test_util.h"
 
 namespace glass::distributed {
 namespace {
 
 using namespace std::chrono_literals;
 
-using RankBody = std::function<void(ProcessGroup& group, int rank)>;
+using testing::expect_no_errors;
+using testing::RankBody;
 
 std::shared_ptr<ProcessGroup> make_gloo(std::shared_ptr<Store> store, int rank, int size,
                                         const ProcessGroup::Options& options) {
@@ -46,33 +48,11 @@ std::shared_ptr<ProcessGroup> make_gloo(std::shared_ptr<Store> store, int rank, 
 }
 
 // Runs `body` on `world` ranks (threads), each with its own group from `factory` (gloo
-// unless told); returns what each rank threw ("" for none). No thread is left behind: all
-// are joined before returning.
+// unless told); returns what each rank threw ("" for none).
 std::vector<std::string> run_ranks(int world, const RankBody& body,
                                    std::chrono::milliseconds timeout = 5s,
-                                   const BackendFactory& factory = make_gloo) {
-  auto store = std::make_shared<HashStore>(timeout);
-  std::vector<std::string> errors(static_cast<size_t>(world));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        ProcessGroup::Options options;
-        options.timeout = timeout;
-        options.group_name = "gloo_test";
-        std::shared_ptr<ProcessGroup> group = factory(store, r, world, options);
-        body(*group, r);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
-
-void expect_no_errors(const std::vector<std::string>& errors) {
-  for (size_t r = 0; r < errors.size(); ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+                                   const testing::GroupFactory& factory = make_gloo) {
+  return testing::run_rank_threads(world, factory, body, timeout, "gloo_test");
 }
 
 std::vector<int64_t> values_of(const Tensor& t) {

@@ -20,6 +20,7 @@
 #include "distributed/distributed.h"
 #include "distributed/hash_store.h"
 #include "distributed/ring.h"
+#include "distributed/test_util.h"
 
 #ifdef GLASS_HAVE_GLOO
 #include "distributed/backends/gloo.h"
@@ -96,30 +97,11 @@ INSTANTIATE_TEST_SUITE_P(WorldSizes, RingSegmented, ::testing::Values(2, 3));
 
 #ifdef GLASS_HAVE_GLOO
 
-// Runs `body` on `world` gloo ranks (threads over one HashStore); returns what each threw.
-std::vector<std::string> run_gloo(int world, const std::function<void(ProcessGroup&, int)>& body) {
-  auto store = std::make_shared<HashStore>(5s);
-  std::vector<std::string> errors(static_cast<size_t>(world));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        ProcessGroup::Options options;
-        options.timeout = 5s;
-        options.group_name = "ring_segments_test";
-        GlooProcessGroup group(store, r, world, options);
-        body(group, r);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
+using testing::expect_no_errors;
 
-void expect_no_errors(const std::vector<std::string>& errors) {
-  for (size_t r = 0; r < errors.size(); ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+// Runs `body` on `world` gloo ranks (threads over one HashStore); returns what each threw.
+std::vector<std::string> run_gloo(int world, const testing::RankBody& body) {
+  return testing::run_rank_threads(world, make_gloo_group, body, 5s, "ring_segments_test");
 }
 
 TEST(RingSegmentedGloo, FloatSumsMatchTheRingOrderBitForBit) {

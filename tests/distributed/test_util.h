@@ -1,18 +1,27 @@
 // tests/distributed/test_util.h — what the distributed tests share: reading an error's
-// message, and a fixture that gives each test a clean rendezvous environment.
+// message, ranks as threads of this process, and a fixture that gives each test a clean
+// rendezvous environment.
 //
-// Invariant: RendezvousEnv restores every variable it touched, set or unset, whatever the
+// Invariants: run_rank_threads joins every thread it started before it returns, whatever the
+// ranks threw; RendezvousEnv restores every variable it touched, set or unset, whatever the
 // test did, so tests that set RANK or MASTER_PORT cannot leak into the next one.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "distributed/hash_store.h"
+#include "distributed/process_group.h"
 
 namespace glass::distributed::testing {
 
@@ -33,6 +42,41 @@ inline bool contains(const std::string& text, const std::string& part) {
 
 inline std::vector<uint8_t> bytes(const std::string& s) {
   return std::vector<uint8_t>(s.begin(), s.end());
+}
+
+// A backend's group for rank `rank` of `size` over `store` (make_gloo_group, for one).
+using GroupFactory = std::function<std::shared_ptr<ProcessGroup>(
+    std::shared_ptr<Store> store, int rank, int size, const ProcessGroup::Options& options)>;
+using RankBody = std::function<void(ProcessGroup& group, int rank)>;
+
+// Runs `body` on `world` ranks (threads), each with its own group from `factory` over one
+// HashStore, every wait bounded by `timeout`; returns what each rank threw ("" for none).
+inline std::vector<std::string> run_rank_threads(int world, const GroupFactory& factory,
+                                                 const RankBody& body,
+                                                 std::chrono::milliseconds timeout,
+                                                 const std::string& group_name) {
+  auto store = std::make_shared<HashStore>(timeout);
+  std::vector<std::string> errors(static_cast<size_t>(world));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        ProcessGroup::Options options;
+        options.timeout = timeout;
+        options.group_name = group_name;
+        std::shared_ptr<ProcessGroup> group = factory(store, r, world, options);
+        body(*group, r);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+inline void expect_no_errors(const std::vector<std::string>& errors) {
+  for (size_t r = 0; r < errors.size(); ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
 }
 
 // Unsets torchrun's variables (and glasstorch's agent-store switch) for one test, and puts
