@@ -20,20 +20,23 @@
 //      time is set by a simulated link (ThreadsLinkModel: kLatency per hop, a bandwidth) —
 //      the wire is a sleep, so communication takes no CPU from backward and the overlap
 //      measured is the schedule's. The bandwidth is calibrated at start-up so that all the
-//      buckets' all-reduces together cost about as much as backward (counters say which link).
+//      buckets' all-reduces together — the backend's own work and the link's — cost about as
+//      much as backward (counters say which link).
 //   1  threads, latency-bound link (infinite bandwidth, the latency calibrated the same
 //      way), one bucket per layer: every bucket costs the same, whatever its size.
 //   2  gloo over real loopback TCP, default buckets: the ranks' backward passes and Gloo's
 //      copies and adds compete for the same cores, so this says what the machine allows.
 // stand_ins = 1: only rank 0 computes; the others are partners that are always ready
-// (World says how), so on a shared 2-core machine rank 0 has a core to itself.
+// (World says how), so on a shared 2-core machine rank 0 has a core to itself. views = 1:
+// DDP with gradient_as_bucket_view (no copy back after the all-reduce).
 // model (Model): 0 lesson 06's MLP; 1 the wide MLP with 4 MB buckets (fc4 + fc3, fc2, fc1);
 // 2 the wide MLP with the default buckets (fc4 + fc3, then fc2 + fc1); 3 a deeper one with
-// 4 MB buckets (a bucket per 1024-wide layer). The counter `bound` is what the schedule
-// allows given when DDP found each bucket ready and what each costs alone (schedule_bound).
-// The bucket timeline of rank 0's DDP backward (ReducerTimeline; ms from backward's first
-// gradient, medians) is printed at the end and reported as counters: b<i>_start, b<i>_end
-// for bucket i, bwd_done (backward's last node finished), all_done (gradients written back).
+// 4 MB buckets (a bucket per 1024-wide layer); 4 one twice as deep again. The counter `bound` is
+// what the schedule allows given when DDP found each bucket ready and what each costs alone
+// (schedule_bound). The bucket timeline of rank 0's DDP backward (ReducerTimeline; ms from
+// backward's first gradient, medians) is printed at the end and reported as counters: b<i>_start,
+// b<i>_end for bucket i, bwd_done (backward's last node finished), all_done (gradients written
+// back).
 //
 //   build-p1/bench/bench_distributed_overlap --benchmark_min_time=0.5
 //       --benchmark_repetitions=3 --benchmark_report_aggregates_only=true   (bench/RESULTS.md)
@@ -116,11 +119,21 @@ enum class Model {
   // fc1): more layers of equal cost, so a bucket's all-reduce runs while the next layers
   // compute, and only the last two buckets' wait shows.
   kDeep = 3,
+  // 256-1024×10-10 (38.8 MB), 4 MB buckets (fc11 + fc10, then one per layer): twice the depth,
+  // so the first bucket's wait (one layer's backward) and the last bucket's tail are each a
+  // smaller part of the whole.
+  kDeeper = 4,
 };
 
 std::vector<int64_t> widths_of(Model model) {
   if (model == Model::kLesson06) return {784, 512, 512, 10};
   if (model == Model::kDeep) return {256, 1024, 1024, 1024, 1024, 1024, 10};
+  if (model == Model::kDeeper) {
+    std::vector<int64_t> widths(11, 1024);
+    widths.front() = 256;
+    widths.push_back(10);
+    return widths;
+  }
   return {256, 1024, 1024, 1024, 10};
 }
 
@@ -130,6 +143,7 @@ const char* model_name(Model model) {
     case Model::kWide: return "MLP 256-1024-1024-1024-10, 4 MB buckets";
     case Model::kWideDefaultBuckets: return "MLP 256-1024-1024-1024-10, default buckets";
     case Model::kDeep: return "MLP 256-1024x5-10, 4 MB buckets";
+    case Model::kDeeper: return "MLP 256-1024x10-10, 4 MB buckets";
   }
   return "";
 }
@@ -342,10 +356,12 @@ const char* setup_name(Setup setup) {
   return "";
 }
 
-DistributedDataParallelOptions ddp_options_of(Setup setup, Model model) {
+DistributedDataParallelOptions ddp_options_of(Setup setup, Model model, bool views) {
   DistributedDataParallelOptions options;
+  options.gradient_as_bucket_view(views);
   // 4 MB: fc2's weight (4.19 MB) closes a bucket of its own, so fc1 is alone in the last one.
-  if (model == Model::kWide || model == Model::kDeep) options.bucket_cap_mb(4);
+  if (model == Model::kWide || model == Model::kDeep || model == Model::kDeeper)
+    options.bucket_cap_mb(4);
   // A 15 KiB cap: below each layer's weight (fc3's is 20 KiB), above fc2's and fc1's bias
   // (2 KiB), so a bucket closes after each weight — fc3 (weight, bias), fc2 (bias, weight),
   // fc1 (bias, weight): one bucket per layer.
@@ -354,31 +370,36 @@ DistributedDataParallelOptions ddp_options_of(Setup setup, Model model) {
   return options;
 }
 
-// The link for `ranks` threads ranks, such that all buckets' all-reduces together take as
-// long as backward (measured here, with the same buckets and no link). The backend's own
-// work per all-reduce (copies and adds between the rank threads) comes on top, so the
-// measured T_allreduce is larger for large models (the counter `bound` takes it into account,
-// taking the link away instead would leave small models with mostly CPU work). Bandwidth-bound:
-// kLatency per hop, the bandwidth makes up the rest. Latency-bound: infinite bandwidth, the
-// latency per hop makes it all.
+// The link for `ranks` threads ranks, such that all the buckets' all-reduces together take
+// as long as backward: communication that costs as much as computation, the case where
+// overlap decides the step time. An all-reduce's cost is the backend's own work (the adds
+// and copies between rank threads, measured here with no link) plus the link's, so the link
+// gets what backward's time leaves after the backend's work. Bandwidth-bound: kLatency per
+// hop, the bandwidth makes up the rest. Latency-bound: infinite bandwidth, the latency per
+// hop makes it all. (A link that costs nothing is left when the backend's work alone already
+// takes as long as backward.)
 ThreadsLinkModel calibrated_link(int ranks, Setup setup, Model model, bool stand_ins) {
-  World probe(ranks, model, threads_group, {}, ddp_options_of(setup, model), stand_ins);
+  World probe(ranks, model, threads_group, {}, ddp_options_of(setup, model, false), stand_ins);
   for (int i = 0; i < 5; ++i) probe.time_plain_backward();  // warm the allocator and caches
-  std::vector<double> backward;
-  for (int i = 0; i < 31; ++i) backward.push_back(probe.time_plain_backward());
-  const double t_backward = median(backward);
+  std::vector<double> backward, own_work;
+  for (int i = 0; i < 31; ++i) {
+    backward.push_back(probe.time_plain_backward());
+    own_work.push_back(probe.time_allreduce());
+  }
+  const double for_link = median(backward) - median(own_work);
   const double n = ranks;
   const double hops = 2 * (n - 1) * static_cast<double>(probe.num_buckets());
   ThreadsLinkModel link;
   if (setup == Setup::kThreadsLatencyLink) {
-    link.latency = std::chrono::microseconds(static_cast<int64_t>(t_backward / hops * 1e6));
+    if (for_link > 0)
+      link.latency = std::chrono::microseconds(static_cast<int64_t>(for_link / hops * 1e6));
     return link;
   }
   const double latency_s = std::chrono::duration<double>(kLatency).count();
   const double wire_bytes = 2 * (n - 1) / n * static_cast<double>(probe.gradient_bytes());
   link.latency = kLatency;
-  // If latency alone already exceeds backward, bandwidth is left infinite.
-  const double for_bytes = t_backward - hops * latency_s;
+  // If latency alone already takes what is left, bandwidth is left infinite.
+  const double for_bytes = for_link - hops * latency_s;
   link.bytes_per_second = for_bytes > 0 ? wire_bytes / for_bytes : 0;
   return link;
 }
@@ -390,16 +411,17 @@ struct Configured {
   std::unique_ptr<World> world;
   ThreadsLinkModel link;
 };
-using Config = std::tuple<int, Setup, Model, bool>;  // ranks, setup, model, stand-ins
+using Config = std::tuple<int, Setup, Model, bool, bool>;  // ranks, setup, model, stand-ins, views
 std::map<Config, Configured>& worlds() {
   static std::map<Config, Configured> table;
   return table;
 }
 
-std::pair<World*, ThreadsLinkModel> world_of(int ranks, Setup setup, Model model, bool stand_ins) {
-  Configured& c = worlds()[{ranks, setup, model, stand_ins}];
+std::pair<World*, ThreadsLinkModel> world_of(int ranks, Setup setup, Model model, bool stand_ins,
+                                             bool views) {
+  Configured& c = worlds()[{ranks, setup, model, stand_ins, views}];
   if (!c.world) {
-    const DistributedDataParallelOptions options = ddp_options_of(setup, model);
+    const DistributedDataParallelOptions options = ddp_options_of(setup, model, views);
     if (setup == Setup::kGloo) {
 #ifdef GLASS_HAVE_GLOO
       c.world = std::make_unique<World>(ranks, model, gloo_group, c.link, options, stand_ins);
@@ -421,17 +443,18 @@ std::map<Config, std::string>& timeline_lines() {
 }
 
 // state.range(0): ranks; range(1): the Setup; range(2): 1 = ranks other than 0 are stand-ins;
-// range(3): the Model.
+// range(3): the Model; range(4): 1 = gradient_as_bucket_view.
 void BM_DdpOverlap(benchmark::State& state) {
   const int ranks = static_cast<int>(state.range(0));
   const Setup setup = static_cast<Setup>(state.range(1));
   const bool gloo = setup == Setup::kGloo;
   const bool stand_ins = state.range(2) == 1;
   const Model model = static_cast<Model>(state.range(3));
+  const bool views = state.range(4) == 1;
   World* world = nullptr;
   ThreadsLinkModel link;
   try {
-    std::tie(world, link) = world_of(ranks, setup, model, stand_ins);
+    std::tie(world, link) = world_of(ranks, setup, model, stand_ins, views);
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
     return;
@@ -454,7 +477,7 @@ void BM_DdpOverlap(benchmark::State& state) {
       std::string(model_name(model)) + ", " + setup_name(setup) +
       (model == Model::kLesson06 && setup != Setup::kThreadsLatencyLink ? ", default buckets"
                                                                         : "") +
-      (stand_ins ? ", stand-in partners" : "");
+      (stand_ins ? ", stand-in partners" : "") + (views ? ", gradient_as_bucket_view" : "");
   state.SetLabel(label);
   state.counters["ceiling"] = world->ceiling();
   state.counters["T_backward_ms"] = tb * 1e3;
@@ -499,30 +522,40 @@ void BM_DdpOverlap(benchmark::State& state) {
   char tail[160];
   std::snprintf(tail, sizeof tail, "backward done %.3f ms, gradients written back %.3f ms",
                 bwd_done, all_done);
-  timeline_lines()[{ranks, setup, model, stand_ins}] =
+  timeline_lines()[{ranks, setup, model, stand_ins, views}] =
       label + ", " + std::to_string(ranks) + " ranks: " + line + tail;
 }
 
 }  // namespace
 
 BENCHMARK(BM_DdpOverlap)
-    ->ArgNames({"ranks", "setup", "stand_ins", "model"})
-    ->Args({2, 0, 0, 0})
-    ->Args({2, 0, 1, 0})
-    ->Args({2, 1, 0, 0})
-    ->Args({2, 1, 1, 0})
-    ->Args({2, 2, 0, 0})
-    ->Args({2, 2, 1, 0})
-    ->Args({4, 0, 0, 0})
-    ->Args({4, 0, 1, 0})
-    ->Args({4, 2, 0, 0})
-    ->Args({2, 0, 0, 1})
-    ->Args({2, 0, 1, 1})
-    ->Args({2, 0, 1, 2})
-    ->Args({2, 2, 0, 1})
-    ->Args({2, 2, 1, 1})
-    ->Args({2, 0, 1, 3})
-    ->Args({2, 2, 1, 3})
+    ->ArgNames({"ranks", "setup", "stand_ins", "model", "views"})
+    ->Args({2, 0, 0, 0, 0})
+    ->Args({2, 0, 1, 0, 0})
+    ->Args({2, 1, 0, 0, 0})
+    ->Args({2, 1, 1, 0, 0})
+    ->Args({2, 2, 0, 0, 0})
+    ->Args({2, 2, 1, 0, 0})
+    ->Args({4, 0, 0, 0, 0})
+    ->Args({4, 0, 1, 0, 0})
+    ->Args({4, 2, 0, 0, 0})
+    ->Args({2, 0, 0, 1, 0})
+    ->Args({2, 0, 1, 1, 0})
+    ->Args({2, 0, 1, 2, 0})
+    ->Args({2, 2, 0, 1, 0})
+    ->Args({2, 2, 1, 1, 0})
+    ->Args({2, 0, 1, 3, 0})
+    ->Args({2, 2, 1, 3, 0})
+    ->Args({2, 0, 1, 0, 1})
+    ->Args({2, 0, 1, 1, 1})
+    ->Args({2, 0, 1, 3, 1})
+    ->Args({2, 0, 0, 3, 1})
+    ->Args({2, 2, 1, 3, 1})
+    ->Args({2, 0, 1, 4, 0})
+    ->Args({2, 0, 1, 4, 1})
+    ->Args({2, 0, 0, 4, 1})
+    ->Args({2, 2, 1, 4, 1})
+    ->Args({4, 0, 1, 4, 1})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
