@@ -17,17 +17,6 @@ constexpr int64_t kLineWidth = 80;
 
 GradFnNameHook g_grad_fn_hook = nullptr;
 
-const char* torch_dtype_name(ScalarType t) {
-  switch (t) {
-    case kBool: return "torch.bool";
-    case kInt32: return "torch.int32";
-    case kInt64: return "torch.int64";
-    case kFloat32: return "torch.float32";
-    case kFloat64: return "torch.float64";
-    default: return "torch.undefined";
-  }
-}
-
 // Reads element i (row-major) of a tensor as double, for formatting.
 double element(const Tensor& t, IntArrayRef index) {
   int64_t off = storage_index(t.sizes(), t.strides(), 0, index);
@@ -176,7 +165,7 @@ std::string to_string(const Tensor& t) {
   if (!t.is_cpu()) suffixes.insert(suffixes.begin(), "device='" + t.device().str() + "'");
   bool default_dtype = t.dtype() == get_default_dtype() || t.dtype() == kBool ||
                        (t.dtype() == kInt64 && t.numel() > 0);
-  if (!default_dtype) suffixes.push_back(std::string("dtype=") + torch_dtype_name(t.dtype()));
+  if (!default_dtype) suffixes.push_back(std::string("dtype=torch.") + dtype_name(t.dtype()));
   std::string grad_fn = g_grad_fn_hook ? g_grad_fn_hook(t) : "";
   if (!grad_fn.empty())
     suffixes.push_back("grad_fn=<" + grad_fn + ">");

@@ -15,6 +15,18 @@ const char* to_string(ScalarType t) {
   return "Undefined";
 }
 
+const char* dtype_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return "bool";
+    case ScalarType::Int32: return "int32";
+    case ScalarType::Int64: return "int64";
+    case ScalarType::Float32: return "float32";
+    case ScalarType::Float64: return "float64";
+    case ScalarType::Undefined: return "undefined";
+  }
+  return "undefined";
+}
+
 std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << to_string(t); }
 
 }  // namespace glass

@@ -57,8 +57,11 @@ constexpr bool is_integral_type(ScalarType t, bool include_bool) {
          (include_bool && t == ScalarType::Bool);
 }
 
-// PyTorch's names, as printed in messages: "Float", "Long", ...
+// libtorch's names, as its C++ messages print them: "Float", "Long", ...
 const char* to_string(ScalarType t);
+// Python's names without "torch.": "float32", "int64", ... — what users of torch read (the
+// distributed layer's messages, the viewer's labels, print's dtype= suffix).
+const char* dtype_name(ScalarType t);
 std::ostream& operator<<(std::ostream& os, ScalarType t);
 
 // The smallest type both a and b fit in (PyTorch's promoteTypes for these types).

@@ -33,18 +33,6 @@ void unstage(const Tensor& user, const Tensor& wire) {
   target.copy_(wire);
 }
 
-const char* dtype_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "bool";
-    case ScalarType::Int32: return "int32";
-    case ScalarType::Int64: return "int64";
-    case ScalarType::Float32: return "float32";
-    case ScalarType::Float64: return "float64";
-    case ScalarType::Undefined: break;
-  }
-  return "undefined";
-}
-
 bool is_supported_dtype(ScalarType t) {
   return t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Int32 ||
          t == ScalarType::Int64;

@@ -21,8 +21,6 @@ Tensor stage_out_buffer(const Tensor& t, Device device);
 // Writes the transport's result back into the caller's tensor (nothing when they are one).
 void unstage(const Tensor& user, const Tensor& wire);
 
-// "float32", "int64", ... — the dtype names distributed error messages use.
-const char* dtype_name(ScalarType t);
 // float32, float64, int32 and int64: what every backend reduces and moves.
 bool is_supported_dtype(ScalarType t);
 

@@ -31,19 +31,6 @@ namespace glass::viz {
 
 namespace {
 
-// PyTorch's spelling (torch.float32 without "torch."), which is what users read in labels.
-const char* dtype_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "bool";
-    case ScalarType::Int32: return "int32";
-    case ScalarType::Int64: return "int64";
-    case ScalarType::Float32: return "float32";
-    case ScalarType::Float64: return "float64";
-    case ScalarType::Undefined: return "?";
-  }
-  return "?";
-}
-
 std::vector<int64_t> to_vector(IntArrayRef a) { return std::vector<int64_t>(a.begin(), a.end()); }
 
 }  // namespace

@@ -74,7 +74,7 @@ std::string encode_header(const Header& header, const std::string& context) {
                           "' does not follow the previous one in the data section");
     next = t.end;
     Json entry = Json::object();
-    entry["dtype"] = dtype_name(t.dtype);
+    entry["dtype"] = safetensors::dtype_name(t.dtype);
     entry["shape"] = t.shape;
     entry["data_offsets"] = Json::array({t.begin, t.end});
     root[t.name] = std::move(entry);
