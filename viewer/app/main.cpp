@@ -6,6 +6,7 @@
 //   glass-viewer --tensor 3,4 --view 'select(0, 1)' --view 'select(1, 2)' --stride-only
 //   glass-viewer --timeline trace.json             the simulated GPU's Chrome trace, as lanes
 //   glass-viewer --timeline-live                   lesson 08's pipeline on the simulated GPU
+//   glass-viewer --distributed --ring-frame 4      lesson 10's ring all-reduce and DDP buckets
 //
 // Usage errors print what was wrong and exit 2; a screenshot run exits 0 once the PNG is
 // written. Everything drawn comes from viewer/app/app.h; this file only owns the loop.
@@ -44,7 +45,11 @@ constexpr const char* kUsage = R"(usage: glass-viewer [options]
                       engine, the host's enqueue marks; hover a span for its op and times
   --timeline-live     run lesson 08's copy/compute pipeline on the simulated GPU and
                       watch its timeline live
-  --all-panels        with --timeline or --timeline-live: every panel, not the timeline alone
+  --distributed       record lesson 10's ring all-reduce (4 ranks) and a DDP backward
+                      (2 ranks) on the threads backend, and show them step by step
+  --ring-frame N      with --distributed: show the ring after step N (0: before the first)
+  --all-panels        with --timeline, --timeline-live or --distributed: every panel, not
+                      that one alone
   --egl               render with EGL on Mesa's surfaceless platform (no X server needed;
                       only with --screenshot: there is no window to show)
   --list              list the demos
@@ -66,7 +71,8 @@ int run(int argc, char** argv) {
   namespace app = glass::viz::app;
   std::string demo = app::App::kDefaultDemo, screenshot;
   bool train = false, graph_only = false, stride_only = false;
-  bool timeline_live = false, all_panels = false;
+  bool timeline_live = false, all_panels = false, distributed = false;
+  int ring_frame = 0;
   std::string tensor, timeline;
   std::vector<std::string> views;
   int frames = 3;
@@ -111,6 +117,11 @@ int run(int argc, char** argv) {
       timeline = value();
     } else if (a == "--timeline-live") {
       timeline_live = true;
+    } else if (a == "--distributed") {
+      distributed = true;
+    } else if (a == "--ring-frame") {
+      const std::string v = value();
+      ring_frame = v == "0" ? 0 : to_int(a, v);
     } else if (a == "--all-panels") {
       all_panels = true;
     } else if (a == "--egl") {
@@ -123,8 +134,11 @@ int run(int argc, char** argv) {
               "--egl renders off screen: use it with --screenshot FILE");
   GLASS_CHECK(timeline.empty() || !timeline_live,
               "--timeline FILE and --timeline-live are two timelines; give one of them");
-  GLASS_CHECK(!all_panels || !timeline.empty() || timeline_live,
-              "--all-panels goes with --timeline FILE or --timeline-live");
+  GLASS_CHECK(!all_panels || !timeline.empty() || timeline_live || distributed,
+              "--all-panels goes with --timeline FILE, --timeline-live or --distributed");
+  GLASS_CHECK(ring_frame == 0 || distributed, "--ring-frame goes with --distributed");
+  GLASS_CHECK(!distributed || (timeline.empty() && !timeline_live),
+              "--distributed and a timeline both fill the bottom of the window; give one");
 
   app::App ui;  // opened before any window, so a bad --demo fails without a display
   if (train) {
@@ -146,6 +160,14 @@ int run(int argc, char** argv) {
   if (!timeline.empty()) ui.open_timeline(timeline);
   if (timeline_live) ui.open_live_timeline(/*run_pipeline=*/true);
   if ((!timeline.empty() || timeline_live) && !all_panels) ui.panels = app::Panels::TimelineOnly;
+  if (distributed) {
+    ui.open_distributed();  // runs the ranks (threads) before any window opens
+    const int last = static_cast<int>(ui.distributed.ring->frames.size()) - 1;
+    GLASS_CHECK(ring_frame <= last, "--ring-frame ", ring_frame, ": the ring of ",
+                ui.distributed.world_size, " ranks has frames 0 to ", last);
+    ui.distributed.frame = ring_frame;
+    if (!all_panels) ui.panels = app::Panels::DistributedOnly;
+  }
   window.title = ui.title;
   window.visible = screenshot.empty();
   app::Window w(window);
