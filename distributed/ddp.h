@@ -38,8 +38,9 @@ class DistributedDataParallelOptions {
     first_bucket_cap_mb_ = mb;
     return *this;
   }
-  // Search the graph after each forward for parameters the loss does not use (they count as
-  // a zero gradient). Off: such a parameter is an error that names it.
+  // Search the graph after each forward for parameters the loss does not use (this rank's
+  // part for them is what their .grad() holds when backward starts: zero after zero_grad()).
+  // Off: such a parameter is an error that names it.
   DistributedDataParallelOptions& find_unused_parameters(bool on) {
     find_unused_parameters_ = on;
     return *this;

@@ -145,6 +145,7 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   callback_queued_ = false;
   next_bucket_ = 0;
   ready_.assign(params_.size(), false);
+  unused_.clear();
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
     b.work = nullptr;
@@ -160,7 +161,8 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   if (!options_.find_unused_parameters) return;
 
   // Walk the graph from the outputs; a parameter whose AccumulateGrad is never reached gets
-  // no gradient in this backward, so it is ready now (its slot in the bucket stays zero).
+  // no gradient in this backward. It is marked ready at backward's first gradient (see
+  // mark_ready), not now: a zero_grad() between forward and backward must count.
   std::unordered_map<const TensorImpl*, size_t> index_of;
   for (size_t i = 0; i < params_.size(); ++i) index_of[params_[i].second.unsafeGetTensorImpl()] = i;
   std::vector<bool> reached(params_.size(), false);
@@ -182,30 +184,33 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
     for (const autograd::Edge& e : node->next_edges())
       if (e.is_valid()) stack.push_back(e.function.get());
   }
-  for (size_t i = 0; i < params_.size(); ++i) {
-    if (reached[i]) continue;
-    // What it holds already counts (zero after zero_grad, a sum accumulated under no_sync).
-    fill_slot(i);
-    ready_[i] = true;
-    --buckets_[bucket_of_[i]].pending;
-  }
-  launch_ready_buckets();
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (!reached[i]) unused_.push_back(i);
 }
 
 void Reducer::mark_ready(size_t index) {
   if (!armed_) return;  // eval, no_sync, or a backward DDP's forward did not prepare
-  const std::string& name = params_[index].first;
-  GLASS_CHECK(!ready_[index], "DistributedDataParallel: parameter '", name,
-              "' received a gradient twice in one backward pass; with find_unused_parameters ",
-              "a parameter found unused after forward must not get one (is part of the graph ",
-              "built outside DDP's forward?)");
   if (!callback_queued_) {
     // The first gradient of this backward: start the clock and make sure backward() does not
     // return before every bucket is reduced.
     callback_queued_ = true;
     start_ = std::chrono::steady_clock::now();
     autograd::queue_callback([this] { finalize_backward(); });
+    // The parameters forward did not use count now with what their .grad() holds — zero
+    // after zero_grad(), a sum accumulated under no_sync() — as PyTorch marks them at its
+    // first autograd hook. (If no parameter gets a gradient at all, nothing is reduced.)
+    for (size_t i : unused_) {
+      fill_slot(i);
+      ready_[i] = true;
+      --buckets_[bucket_of_[i]].pending;
+    }
+    unused_.clear();
   }
+  const std::string& name = params_[index].first;
+  GLASS_CHECK(!ready_[index], "DistributedDataParallel: parameter '", name,
+              "' received a gradient twice in one backward pass; with find_unused_parameters ",
+              "a parameter found unused after forward must not get one (is part of the graph ",
+              "built outside DDP's forward?)");
   if (iterations_ == 0) ready_order_.push_back(index);
   ready_[index] = true;
   fill_slot(index);

@@ -73,8 +73,9 @@ class Reducer {
   // order gradients became ready there (rank 0's order, broadcast, so all ranks agree).
   void prepare_for_forward();
   // After forward, when the coming backward must synchronise: arms the hooks. With
-  // find_unused_parameters, `outputs`' graph is searched and the parameters it does not
-  // reach are marked ready now (their gradient counts as zero on this rank).
+  // find_unused_parameters, `outputs`' graph is searched for the parameters it does not
+  // reach; backward's first gradient marks them ready, with what their .grad() then holds
+  // (zero after zero_grad()) as this rank's part.
   void prepare_for_backward(const std::vector<Tensor>& outputs);
   // After a forward whose backward must not synchronise (no_sync): the hooks stay idle.
   void disarm() { armed_ = false; }
@@ -116,8 +117,9 @@ class Reducer {
   std::vector<size_t> bucket_of_;  // parameter -> bucket
   std::vector<size_t> slot_of_;    // parameter -> position in its bucket
   std::vector<bool> ready_;
-  size_t next_bucket_ = 0;  // the first bucket whose all-reduce has not started
-  bool armed_ = false;      // hooks act (a synced backward is expected)
+  std::vector<size_t> unused_;  // found unused after forward, marked ready at the first gradient
+  size_t next_bucket_ = 0;      // the first bucket whose all-reduce has not started
+  bool armed_ = false;          // hooks act (a synced backward is expected)
   bool callback_queued_ = false;
   size_t iterations_ = 0;            // synced backward passes finished
   std::vector<size_t> ready_order_;  // recorded in the first synced backward

@@ -40,6 +40,18 @@ struct WithUnusedImpl : nn::Module {
 };
 GLASS_MODULE(WithUnused);
 
+// Two layers, of which forward uses the one `use_a` names.
+struct SwitchImpl : nn::Module {
+  SwitchImpl() : Module("Switch") {
+    a = register_module("a", nn::Linear(4, 3));
+    b = register_module("b", nn::Linear(4, 3));
+  }
+  Tensor forward(const Tensor& x) const { return use_a ? a(x) : b(x); }
+  nn::Linear a{nullptr}, b{nullptr};
+  bool use_a = true;
+};
+GLASS_MODULE(Switch);
+
 void copy_params(nn::Module& to, const nn::Module& from) {
   NoGradGuard no_grad;
   auto dst = to.parameters(), src = from.parameters();
@@ -63,8 +75,9 @@ void expect_close(const Tensor& actual, const Tensor& expected, const std::strin
 
 // The check: DDP on `world` ranks for 5 steps equals one process on the global batch,
 // and the ranks are bitwise equal after every step. (On the threads backend the equality
-// holds by construction — one combined result is copied to every rank — so it guards DDP's
-// own steps; ddp_process_test.cpp checks it where each gloo rank computes its own copy.)
+// holds by construction — the ranks' shares of the sum are written into every rank's tensor
+// — so it guards DDP's own steps; ddp_process_test.cpp checks it where each gloo rank
+// computes its own copy.)
 // zero_grad(set_to_none = false) keeps each .grad(), so with gradient_as_bucket_view the
 // next backward accumulates into the bucket itself; true makes DDP copy in again each step.
 void train_like_one_process(int world, const DistributedDataParallelOptions& options = {},
@@ -183,6 +196,35 @@ TEST(DistributedDataParallel, AnUnusedParametersAccumulatedGradientCounts) {
     });
     for (int r = 0; r < 2; ++r)
       EXPECT_TRUE(unused_grads[r].equal(full({3, 4}, 1.5))) << "views " << views;
+  }
+}
+
+TEST(DistributedDataParallel, AnUnusedParameterCountsWithTheGradItHoldsWhenBackwardStarts) {
+  // The usual loop zeroes the gradients between forward and backward: a layer used in the
+  // last step and unused in this one must contribute zero, not its last step's gradient.
+  for (bool views : {false, true}) {
+    std::vector<Tensor> a_grads(2), b_grads(2);
+    run_threads(2, [&](int rank) {
+      init_process_group("threads");
+      Switch model;
+      DistributedDataParallel ddp(
+          model, nullptr,
+          DistributedDataParallelOptions().find_unused_parameters(true).gradient_as_bucket_view(
+              views));
+      for (bool use_a : {true, false}) {
+        model->use_a = use_a;
+        Tensor loss = ddp(full({1, 4}, 1.0)).sum();
+        model->zero_grad(/*set_to_none=*/false);
+        loss.backward();
+      }
+      a_grads[rank] = model->a->weight.grad().clone();
+      b_grads[rank] = model->b->weight.grad().clone();
+      destroy_process_group();
+    });
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_TRUE(a_grads[r].equal(zeros({3, 4}))) << "views " << views << ": a is stale";
+      EXPECT_TRUE(b_grads[r].equal(full({3, 4}, 1.0))) << "views " << views;
+    }
   }
 }
 
