@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "core/scalar_type.h"
-#include "distributed/staging.h"
 
 namespace glass::distributed {
 

@@ -2,9 +2,11 @@
 //
 // Each collective is combined once, by the last rank to arrive, reading the ranks' inputs in
 // order 0..n−1; so a float sum is ((x0 + x1) + x2) + x3 on every rank, bit for bit. An
-// all-reduce is the exception in who does the work: each rank reduces its n-th of the
-// elements and writes it into every rank's tensor. Its wall
-// time on the simulated link is what a ring would take (n ranks, B bytes per rank):
+// all-reduce divides that work: each rank reduces its n-th of the elements, in the same
+// order, and writes it into every rank's tensor.
+//
+// The wall time of each collective on the simulated link is what a ring would take (n ranks,
+// B bytes per rank):
 //   allreduce       2(n−1) hops, 2(n−1)/n · B bytes  (reduce-scatter, then all-gather)
 //   allgather       (n−1) hops,  (n−1)/n · B_output
 //   reduce_scatter  (n−1) hops,  (n−1)/n · B_input

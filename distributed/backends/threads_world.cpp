@@ -13,8 +13,8 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/scalar_type.h"
 #include "distributed/diagnosis.h"
-#include "distributed/staging.h"
 
 namespace glass::distributed {
 
@@ -168,6 +168,7 @@ Tensor ThreadsWorld::run_slot(int rank, uint64_t slot_id, Call call, const Combi
   if (slot->failure.empty() && (last || share != nullptr)) {
     std::vector<std::vector<Tensor>> inputs(size_);
     for (int r = 0; r < size_; ++r) inputs[r] = slot->calls[r]->inputs;
+    ++slot->working;
     lock.unlock();
     Tensor result;
     std::string failure;
@@ -180,16 +181,20 @@ Tensor ThreadsWorld::run_slot(int rank, uint64_t slot_id, Call call, const Combi
       failure = e.what();
     }
     lock.lock();
+    --slot->working;
     if (!failure.empty()) {
       fail_slot(*slot, failure);
     } else if (share == nullptr || ++slot->parts_done == size_) {
       slot->result = result;
       slot->wire_done = std::chrono::steady_clock::now() + wire;
       slot->ready = true;
-      changed_.notify_all();
     }
+    changed_.notify_all();
   }
-  changed_.wait(lock, [&] { return slot->ready || !slot->failure.empty(); });
+  // Nobody leaves while a rank still works on the slot: a share writes into every rank's
+  // tensor, so even a failed slot must wait for the parts that had started.
+  changed_.wait(lock,
+                [&] { return (slot->ready || !slot->failure.empty()) && slot->working == 0; });
   ++slot->departed;
   if (!slot->failure.empty()) throw_failure(*slot);
   Tensor result = slot->result;

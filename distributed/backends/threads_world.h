@@ -6,10 +6,12 @@
 // its part out — or, for work that divides (an all-reduce), each rank does its share.
 // Point-to-point messages travel through per (src, dst, tag) FIFO mailboxes.
 //
-// Invariants: inputs are read only while their owners wait in the slot (an owner writes its
-// buffers only after the result exists, so an output may alias an input); a slot that failed
-// (timeout, mismatched calls, a rank that left) stays failed, so a late rank sees the same
-// error instead of waiting for partners that gave up; every wait ends by the timeout.
+// Invariants: a rank's inputs are read, and with collective_shared its tensors written, only
+// while it waits in the slot, and it leaves only when no rank works on the slot any more,
+// even a failed one (so an output may alias an input, and a caller's tensor never changes
+// after its wait returned); a slot that failed (timeout, mismatched calls, a rank that left)
+// stays failed, so a late rank sees the same error instead of waiting for partners that
+// gave up; every wait ends by the timeout.
 #pragma once
 
 #include <chrono>
@@ -55,7 +57,7 @@ class ThreadsWorld {
     uint64_t seq = 0;
     ScalarType dtype = ScalarType::Undefined;
     int64_t numel = 0;
-    std::vector<Tensor> inputs;  // contiguous CPU tensors, read by the combining rank
+    std::vector<Tensor> inputs;  // contiguous CPU tensors, read by the combining ranks
   };
   // inputs_by_rank[r] = rank r's Call::inputs; returns the shared result (or undefined).
   using Combine = std::function<Tensor(const std::vector<std::vector<Tensor>>& inputs_by_rank)>;
@@ -65,7 +67,8 @@ class ThreadsWorld {
                     std::chrono::nanoseconds wire, std::chrono::milliseconds timeout);
   // Work shared out: once all have arrived, every rank runs share(inputs_by_rank, its rank)
   // (rank r's part of the job, e.g. block r of an all-reduce, as a ring divides it), and the
-  // slot is done when every part is. The parts must touch disjoint memory.
+  // slot is done when every part is; `wire` counts from then. The parts must touch disjoint
+  // memory.
   using Share =
       std::function<void(const std::vector<std::vector<Tensor>>& inputs_by_rank, int part)>;
   void collective_shared(int rank, uint64_t slot, Call call, const Share& share,
@@ -85,6 +88,7 @@ class ThreadsWorld {
     int arrived = 0;
     int departed = 0;
     int parts_done = 0;  // collective_shared: ranks whose part is done
+    int working = 0;     // ranks combining or doing their part right now
     bool ready = false;
     std::string failure;                 // non-empty: failed for every rank, now and later
     bool failure_names_culprit = false;  // a rank left, or ranks called different ops

@@ -106,8 +106,9 @@ TEST(ThreadsGroup, AllreduceEveryOpOnInt64) {
 float input_value(int rank, int i) { return 1.0f / static_cast<float>(3 + 7 * rank + i) + rank; }
 
 TEST(ThreadsGroup, AllreduceFloatSumsInRankOrderBitForBit) {
-  // Two full 64 KiB blocks of the combining loop and a partial third (threads.cpp).
-  constexpr int kRanks = 4, kN = 2 * 16384 + 37;
+  // Each rank's quarter of the sum spans two full 64 KiB blocks of the combining loop and a
+  // partial third (threads.cpp), and the quarters are of unequal length.
+  constexpr int kRanks = 4, kN = 8 * 16384 + 37;
   std::vector<float> expected(kN);
   for (int i = 0; i < kN; ++i) {
     float acc = input_value(0, i);
