@@ -10,7 +10,6 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/generator.h"
@@ -101,7 +100,11 @@ using testing::expect_no_errors;
 
 // Runs `body` on `world` gloo ranks (threads over one HashStore); returns what each threw.
 std::vector<std::string> run_gloo(int world, const testing::RankBody& body) {
-  return testing::run_rank_threads(world, make_gloo_group, body, 5s, "ring_segments_test");
+  auto gloo = [](std::shared_ptr<Store> store, int rank, int size,
+                 const ProcessGroup::Options& options) -> std::shared_ptr<ProcessGroup> {
+    return std::make_shared<GlooProcessGroup>(std::move(store), rank, size, options);
+  };
+  return testing::run_rank_threads(world, gloo, body, 5s, "ring_segments_test");
 }
 
 TEST(RingSegmentedGloo, FloatSumsMatchTheRingOrderBitForBit) {

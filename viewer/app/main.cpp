@@ -15,6 +15,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,11 +60,12 @@ Ctrl + / Ctrl - for larger or smaller labels (Ctrl 0: the default), click to sel
 In the timeline: Ctrl+wheel zooms in time, drag or Shift+wheel pans, wheel scrolls lanes.
 )";
 
-int to_int(const std::string& flag, const std::string& s) {
+int to_int(const std::string& flag, const std::string& s, int least = 1) {
   int v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  GLASS_CHECK(ec == std::errc() && end == s.data() + s.size() && v > 0, flag,
-              " needs a positive integer, got '", s, "'");
+  GLASS_CHECK(ec == std::errc() && end == s.data() + s.size() && v >= least, flag,
+              least == 1 ? " needs a positive integer" : " needs an integer from 0", ", got '", s,
+              "'");
   return v;
 }
 
@@ -72,7 +74,7 @@ int run(int argc, char** argv) {
   std::string demo = app::App::kDefaultDemo, screenshot;
   bool train = false, graph_only = false, stride_only = false;
   bool timeline_live = false, all_panels = false, distributed = false;
-  int ring_frame = 0;
+  std::optional<int> ring_frame;
   std::string tensor, timeline;
   std::vector<std::string> views;
   int frames = 3;
@@ -120,8 +122,7 @@ int run(int argc, char** argv) {
     } else if (a == "--distributed") {
       distributed = true;
     } else if (a == "--ring-frame") {
-      const std::string v = value();
-      ring_frame = v == "0" ? 0 : to_int(a, v);
+      ring_frame = to_int(a, value(), /*least=*/0);
     } else if (a == "--all-panels") {
       all_panels = true;
     } else if (a == "--egl") {
@@ -136,7 +137,7 @@ int run(int argc, char** argv) {
               "--timeline FILE and --timeline-live are two timelines; give one of them");
   GLASS_CHECK(!all_panels || !timeline.empty() || timeline_live || distributed,
               "--all-panels goes with --timeline FILE, --timeline-live or --distributed");
-  GLASS_CHECK(ring_frame == 0 || distributed, "--ring-frame goes with --distributed");
+  GLASS_CHECK(!ring_frame || distributed, "--ring-frame goes with --distributed");
   GLASS_CHECK(!distributed || (timeline.empty() && !timeline_live),
               "--distributed and a timeline both fill the bottom of the window; give one");
 
@@ -163,9 +164,10 @@ int run(int argc, char** argv) {
   if (distributed) {
     ui.open_distributed();  // runs the ranks (threads) before any window opens
     const int last = static_cast<int>(ui.distributed.ring->frames.size()) - 1;
-    GLASS_CHECK(ring_frame <= last, "--ring-frame ", ring_frame, ": the ring of ",
-                ui.distributed.world_size, " ranks has frames 0 to ", last);
-    ui.distributed.frame = ring_frame;
+    const int shown = ring_frame.value_or(0);
+    GLASS_CHECK(shown <= last, "--ring-frame ", shown, ": the ring of ", ui.distributed.world_size,
+                " ranks has frames 0 to ", last);
+    ui.distributed.frame = shown;
     if (!all_panels) ui.panels = app::Panels::DistributedOnly;
   }
   window.title = ui.title;
