@@ -417,6 +417,17 @@ std::map<Config, Configured>& worlds() {
   return table;
 }
 
+// One calibrated link per configuration apart from gradient_as_bucket_view, so that rows with
+// and without it compare DDP on the same link.
+ThreadsLinkModel link_of(int ranks, Setup setup, Model model, bool stand_ins) {
+  static std::map<std::tuple<int, Setup, Model, bool>, ThreadsLinkModel> links;
+  auto key = std::make_tuple(ranks, setup, model, stand_ins);
+  auto it = links.find(key);
+  if (it == links.end())
+    it = links.emplace(key, calibrated_link(ranks, setup, model, stand_ins)).first;
+  return it->second;
+}
+
 std::pair<World*, ThreadsLinkModel> world_of(int ranks, Setup setup, Model model, bool stand_ins,
                                              bool views) {
   Configured& c = worlds()[{ranks, setup, model, stand_ins, views}];
@@ -429,7 +440,7 @@ std::pair<World*, ThreadsLinkModel> world_of(int ranks, Setup setup, Model model
       GLASS_CHECK(false, "built without Gloo (apt install libgloo-dev)");
 #endif
     } else {
-      c.link = calibrated_link(ranks, setup, model, stand_ins);
+      c.link = link_of(ranks, setup, model, stand_ins);
       c.world = std::make_unique<World>(ranks, model, threads_group, c.link, options, stand_ins);
     }
   }
