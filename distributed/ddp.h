@@ -39,8 +39,10 @@ class DistributedDataParallelOptions {
     return *this;
   }
   // Search the graph after each forward for parameters the loss does not use (this rank's
-  // part for them is what their .grad() holds when backward starts: zero after zero_grad()).
-  // Off: such a parameter is an error that names it.
+  // part for them is what their .grad() holds when backward starts: zero after zero_grad();
+  // one that no rank used since the last sync keeps its .grad() untouched, as in PyTorch).
+  // Costs one small all-reduce per synced backward. Off: such a parameter is an error that
+  // names it.
   DistributedDataParallelOptions& find_unused_parameters(bool on) {
     find_unused_parameters_ = on;
     return *this;

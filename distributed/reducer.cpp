@@ -62,6 +62,8 @@ Reducer::Reducer(std::vector<std::pair<std::string, Tensor>> params,
   }
   build_buckets(compute_bucket_assignment_by_size(
       tensors, {options_.first_bucket_cap_bytes, options_.bucket_cap_bytes}, reverse));
+  if (options_.find_unused_parameters)
+    local_used_ = zeros({static_cast<int64_t>(params_.size())}, TensorOptions().dtype(kInt32));
   for (size_t i = 0; i < params_.size(); ++i)
     hook_ids_.push_back(autograd::register_post_accumulate_grad_hook(
         params_[i].second, [this, i](const Tensor&) { mark_ready(i); }));
@@ -189,6 +191,9 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
 }
 
 void Reducer::mark_ready(size_t index) {
+  // Used since the last synced backward — under no_sync too, where the gradient accumulates
+  // locally and is reduced with the next synced one.
+  if (local_used_.defined()) local_used_.data_ptr<int32_t>()[index] = 1;
   if (!armed_) return;  // eval, no_sync, or a backward DDP's forward did not prepare
   if (!callback_queued_) {
     // The first gradient of this backward: start the clock and make sure backward() does not
@@ -200,7 +205,7 @@ void Reducer::mark_ready(size_t index) {
     // after zero_grad(), a sum accumulated under no_sync() — as PyTorch marks them at its
     // first autograd hook. (If no parameter gets a gradient at all, nothing is reduced.)
     for (size_t i : unused_) {
-      fill_slot(i);
+      fill_slot(i, /*rebind=*/false);  // its .grad() is settled in finalize_backward
       ready_[i] = true;
       --buckets_[bucket_of_[i]].pending;
     }
@@ -223,7 +228,7 @@ Tensor Reducer::slot_of(size_t index) const {
   return b.flat.narrow(0, b.offsets[slot_of_[index]], params_[index].second.numel());
 }
 
-void Reducer::fill_slot(size_t index) {
+void Reducer::fill_slot(size_t index, bool rebind) {
   Tensor& param = params_[index].second;
   const Bucket& b = buckets_[bucket_of_[index]];
   Tensor slot = slot_of(index);
@@ -241,7 +246,7 @@ void Reducer::fill_slot(size_t index) {
     div_out(slot, grad.reshape({-1}), b.divisor);
   else
     slot.zero_();
-  if (options_.gradient_as_bucket_view) param.mutable_grad() = slot.view(param.sizes());
+  if (options_.gradient_as_bucket_view && rebind) param.mutable_grad() = slot.view(param.sizes());
 }
 
 void Reducer::launch_ready_buckets() {
@@ -286,10 +291,22 @@ void Reducer::finalize_backward() {
                 "backward pass: ", unused, ". If your model has parameters that are not used ",
                 "in producing the loss, construct DDP with find_unused_parameters = true");
   }
+  // With find_unused_parameters: which parameters any rank used since the last synced
+  // backward. One that no rank used keeps its .grad() as it was (undefined stays undefined,
+  // as in PyTorch): a zero written there would still move it under momentum or weight decay.
+  // Every rank issues this after all its buckets, so the order of collectives agrees.
+  Tensor used_anywhere;
+  if (local_used_.defined()) {
+    used_anywhere = local_used_.clone();
+    group_->allreduce(used_anywhere)->wait();
+    local_used_.zero_();
+  }
   NoGradGuard no_grad;
   for (Bucket& b : buckets_) {
     b.work->wait();
     for (size_t slot = 0; slot < b.params.size(); ++slot) {
+      if (used_anywhere.defined() && used_anywhere.data_ptr<int32_t>()[b.params[slot]] == 0)
+        continue;
       Tensor& param = params_[b.params[slot]].second;
       Tensor averaged = b.flat.narrow(0, b.offsets[slot], param.numel()).view(param.sizes());
       if (options_.gradient_as_bucket_view)

@@ -100,8 +100,8 @@ class Reducer {
   void build_buckets(const std::vector<std::vector<size_t>>& assignment);
   void mark_ready(size_t index);
   // Puts parameter `index`'s gradient (zero if it has none), divided by the world size, into
-  // its slot; with gradient_as_bucket_view its .grad() is that slot from then on.
-  void fill_slot(size_t index);
+  // its slot; with gradient_as_bucket_view and `rebind`, its .grad() is that slot from then on.
+  void fill_slot(size_t index, bool rebind = true);
   Tensor slot_of(size_t index) const;
   void launch_ready_buckets();
   void finalize_backward();
@@ -118,8 +118,9 @@ class Reducer {
   std::vector<size_t> slot_of_;    // parameter -> position in its bucket
   std::vector<bool> ready_;
   std::vector<size_t> unused_;  // found unused after forward, marked ready at the first gradient
-  size_t next_bucket_ = 0;      // the first bucket whose all-reduce has not started
-  bool armed_ = false;          // hooks act (a synced backward is expected)
+  Tensor local_used_;       // find_unused_parameters: int32, 1 = got a gradient since the last sync
+  size_t next_bucket_ = 0;  // the first bucket whose all-reduce has not started
+  bool armed_ = false;      // hooks act (a synced backward is expected)
   bool callback_queued_ = false;
   size_t iterations_ = 0;            // synced backward passes finished
   std::vector<size_t> ready_order_;  // recorded in the first synced backward
