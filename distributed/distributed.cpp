@@ -119,8 +119,26 @@ bool is_backend_available(const std::string& name) {
 // ---- [SECTION] the default group's slot -----------------------------------------------------
 namespace {
 
+// A group whose communication thread is stuck in a transport call it gave up on (a peer
+// died mid-message; see ProcessGroup::transport_stuck) would make its destructor wait until
+// the transport's timeout — up to 30 minutes. destroy_process_group() and process exit keep
+// such a group here instead, never destroyed: the stuck thread ends with the process.
+void keep_until_exit(std::shared_ptr<ProcessGroup> group) {
+  static std::mutex mutex;
+  static auto* kept = new std::vector<std::shared_ptr<ProcessGroup>>;  // never freed: see above
+  std::lock_guard<std::mutex> lock(mutex);
+  kept->push_back(std::move(group));
+}
+
 // Everything init_process_group made, kept until destroy_process_group.
 struct DefaultGroup {
+  DefaultGroup() = default;
+  DefaultGroup(DefaultGroup&&) = default;
+  DefaultGroup& operator=(DefaultGroup&&) = default;
+  ~DefaultGroup() {
+    if (group && group->transport_stuck()) keep_until_exit(std::move(group));
+  }
+
   std::string backend;
   BackendFactory factory;
   std::shared_ptr<Store> root_store;  // before any group's prefix
@@ -222,8 +240,10 @@ void record_exit_in(const std::shared_ptr<Store>& group_store, int rank) {
   if (tcp == nullptr) return;  // a HashStore: ranks are threads and cannot die alone
   char host[256] = "?";
   ::gethostname(host, sizeof(host) - 1);
-  tcp->set_on_disconnect(prefix + "glass/exited/" + std::to_string(rank),
-                         "pid " + std::to_string(::getpid()) + " on " + host);
+  const std::string who = "pid " + std::to_string(::getpid()) + " on " + host;
+  tcp->set_on_disconnect(prefix + "glass/exited/" + std::to_string(rank), who);
+  // One key for "someone exited", so a watchdog asks once, not once per rank.
+  tcp->set_on_disconnect(prefix + "glass/exited/any", "rank " + std::to_string(rank) + ", " + who);
 }
 
 struct Rendezvous {

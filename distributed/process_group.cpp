@@ -123,6 +123,11 @@ struct ProcessGroup::Impl {
   uint64_t next_seq = 0;
   std::atomic<uint64_t> next_p2p_seq{0};
   std::thread thread;
+  // The task the thread runs now (null between tasks), and whether it was abandoned.
+  std::shared_ptr<Work> running;
+  const char* running_op = nullptr;
+  uint64_t running_seq = 0;
+  bool running_abandoned = false;
 };
 
 ProcessGroup::ProcessGroup(int rank, int size, Options options)
@@ -186,6 +191,13 @@ void ProcessGroup::run_task(Task& task) {
     e.value = static_cast<int64_t>(task.ctx.seq);
     events::publish(e);
   }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->running = task.work;
+    impl_->running_op = task.op;
+    impl_->running_seq = task.ctx.seq;
+    impl_->running_abandoned = false;
+  }
   std::exception_ptr error;
   try {
     if (debug_level() == DebugLevel::Detail) check_fingerprints(task);
@@ -194,22 +206,66 @@ void ProcessGroup::run_task(Task& task) {
     error = std::make_exception_ptr(
         RanksAtFaultError(detail::str_cat(task.op, " #", task.ctx.seq, ": ", e.what())));
   } catch (const std::exception& e) {
-    std::string message = detail::str_cat(task.op, " #", task.ctx.seq, ": ", e.what());
-    if (options_.store)
-      message += " — " + diagnose_collective(*options_.store, options_.group_name, rank_, size_,
-                                             task.op, task.ctx.seq);
-    error = std::make_exception_ptr(Error(message));
+    error = std::make_exception_ptr(Error(failure_message(task.op, task.ctx.seq, e.what())));
   } catch (...) {
     error = std::make_exception_ptr(
         Error(detail::str_cat(task.op, " #", task.ctx.seq, ": unknown exception")));
   }
+  bool abandoned = false;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    abandoned = impl_->running_abandoned;
+    impl_->running.reset();
+    impl_->running_abandoned = false;
+  }
   try {
-    task.work->finish(error);
+    if (abandoned) {
+      task.work->finish_if_pending(error);  // whoever came first decided
+    } else {
+      task.work->finish(error);
+    }
   } catch (const std::exception& e) {
     // Nobody is there to catch it on this thread: a callback's bug must not end the process.
     std::cerr << "glass::distributed: a callback on " << task.op << " #" << task.ctx.seq
               << " threw: " << e.what() << "\n";
   }
+}
+
+std::string ProcessGroup::failure_message(const char* op, uint64_t seq,
+                                          const std::string& what) const {
+  std::string message = detail::str_cat(op, " #", seq, ": ", what);
+  if (options_.store)
+    message +=
+        " — " + diagnose_collective(*options_.store, options_.group_name, rank_, size_, op, seq);
+  return message;
+}
+
+std::optional<uint64_t> ProcessGroup::running_collective() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (!impl_->running) return std::nullopt;
+  return impl_->running_seq;
+}
+
+bool ProcessGroup::abandon_running_collective(const std::string& reason) {
+  std::shared_ptr<Work> work;
+  const char* op = nullptr;
+  uint64_t seq = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (!impl_->running) return false;
+    impl_->running_abandoned = true;
+    work = impl_->running;
+    op = impl_->running_op;
+    seq = impl_->running_seq;
+  }
+  // Outside the lock: the diagnosis waits on the store, and callbacks may queue collectives.
+  work->finish_if_pending(std::make_exception_ptr(Error(failure_message(op, seq, reason))));
+  return true;
+}
+
+bool ProcessGroup::transport_stuck() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->running != nullptr && impl_->running_abandoned;
 }
 
 // Every rank all-gathers its fingerprint through the backend itself, so a disagreement is

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,12 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
   // behind its own send) take the batch whole; the others post op by op.
   std::vector<std::shared_ptr<Work>> batch_isend_irecv(std::vector<P2POp>& ops);
 
+  // True while a collective the group gave up on (see abandon_running_collective) still
+  // holds the communication thread inside the transport. Destroying the group then waits
+  // until the transport lets go, at the latest at the collective's timeout;
+  // destroy_process_group() and process exit keep such a group instead of waiting.
+  bool transport_stuck() const;
+
  protected:
   // What a backend gets for one collective: its number (use it as the transport's tag so
   // concurrent groups never mix messages) and the timeout to give the transport.
@@ -148,6 +155,14 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
   void start();
   void stop();
 
+  // The sequence number of the collective the communication thread runs now, if any.
+  std::optional<uint64_t> running_collective() const;
+  // Fails the running collective's Work now, with the message the communication thread
+  // would give it for `reason`, while that thread is still inside the transport; its own
+  // finish comes later and is ignored. For a backend that learns of a failure its transport
+  // missed (gloo: a peer that died mid-message). Returns false when no collective runs.
+  bool abandon_running_collective(const std::string& reason);
+
  private:
   struct Impl;
   struct Task;  // one queued collective (process_group.cpp)
@@ -156,7 +171,9 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
   std::shared_ptr<Work> enqueue(const char* op, std::chrono::milliseconds timeout,
                                 std::vector<Tensor> outputs, const Tensor& described,
                                 std::function<void(const CollectiveContext&)> body);
-  void run_task(Task& task);                  // on the communication thread
+  void run_task(Task& task);  // on the communication thread
+  // "<op> #<seq>: <what> — <which ranks did not join>", the message of a failed collective.
+  std::string failure_message(const char* op, uint64_t seq, const std::string& what) const;
   void check_fingerprints(const Task& task);  // GLASS_DISTRIBUTED_DEBUG=DETAIL
 
   int rank_;

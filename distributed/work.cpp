@@ -54,11 +54,18 @@ bool Work::wait(std::chrono::milliseconds timeout) {
 
 void Work::finish() { finish(nullptr); }
 
-void Work::finish(std::exception_ptr error) {
+void Work::finish(std::exception_ptr error) { complete(std::move(error), /*once=*/true); }
+
+bool Work::finish_if_pending(std::exception_ptr error) {
+  return complete(std::move(error), /*once=*/false);
+}
+
+bool Work::complete(std::exception_ptr error, bool once) {
   std::vector<std::function<void(Work&)>> callbacks;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    GLASS_INTERNAL_ASSERT(!completed_, op_, " #", seq_, " was finished twice");
+    GLASS_INTERNAL_ASSERT(!once || !completed_, op_, " #", seq_, " was finished twice");
+    if (completed_) return false;
     completed_ = true;  // callbacks see a finished Work; then() from now on runs at once
     error_ = std::move(error);
     callbacks.swap(callbacks_);
@@ -85,6 +92,7 @@ void Work::finish(std::exception_ptr error) {
     callbacks_done_ = true;
   }
   cv_.notify_all();
+  return true;
 }
 
 void Work::then(std::function<void(Work&)> fn) {

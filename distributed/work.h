@@ -50,6 +50,11 @@ class Work {
   // stderr, since nobody on that thread could catch it.
   void finish();
   void finish(std::exception_ptr error);
+  // finish(error) unless the Work has completed already; returns whether it did finish it.
+  // For the one case with two finishers: a group that gives up on a collective its transport
+  // is stuck in (a dead peer the transport missed) fails the Work at once, and the thread
+  // stuck in the transport finishes it again, ignored, when the transport lets go.
+  bool finish_if_pending(std::exception_ptr error);
   // Runs fn (on the thread that completes the work, or now if already complete).
   void then(std::function<void(Work&)> fn);
 
@@ -57,6 +62,9 @@ class Work {
   void set_timeout_diagnosis(std::function<std::string()> fn);
 
  private:
+  // Both finishers: completes the Work and runs its callbacks; `once` asserts it was pending.
+  bool complete(std::exception_ptr error, bool once);
+
   std::string op_;
   uint64_t seq_;
   std::chrono::milliseconds timeout_;

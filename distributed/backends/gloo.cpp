@@ -4,6 +4,7 @@
 // and friends), tagged with the collective's sequence number and bounded by its timeout.
 // Debian's gloo 0.5 has no new-style reduce-scatter; run_reduce_scatter builds one from
 // allreduce (see there). What gloo throws is turned into a glass::Error by call_gloo().
+// [SECTION] Failures also holds the watchdog that notices a dead peer gloo misses.
 #include "distributed/backends/gloo.h"
 
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -75,6 +77,15 @@ void ignore_sigpipe_unless_handled() {
   struct sigaction current {};
   if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
     std::signal(SIGPIPE, SIG_IGN);
+}
+
+// "connection to rank 1 closed: it exited", or "... ranks 1, 3 ...: they exited".
+std::string connections_closed(const std::vector<int>& exited) {
+  if (exited.empty()) return "connection to a peer lost";
+  std::string ranks;
+  for (int r : exited) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  return detail::str_cat("connection to rank", exited.size() > 1 ? "s " : " ", ranks,
+                         " closed: ", exited.size() > 1 ? "they" : "it", " exited");
 }
 
 bool is_loopback(const std::string& addr) {
@@ -175,9 +186,18 @@ GlooProcessGroup::GlooProcessGroup(std::shared_ptr<Store> store, int rank, int s
     detail::throw_error(where + e.what());
   }
   start();
+  if (options.store && size > 1) watchdog_ = std::thread([this] { watch_for_dead_peers(); });
 }
 
 GlooProcessGroup::~GlooProcessGroup() {
+  if (watchdog_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(watch_mutex_);
+      watch_stopping_ = true;
+    }
+    watch_wake_.notify_all();
+    watchdog_.join();
+  }
   stop();  // no collective runs past this line
   abandon_pending_p2p();
 }
@@ -192,6 +212,8 @@ std::shared_ptr<ProcessGroup> make_gloo_group(std::shared_ptr<Store> store, int 
 
 void GlooProcessGroup::call_gloo(std::chrono::milliseconds timeout,
                                  const std::function<void()>& fn) const {
+  if (const std::string why = broken_reason(); !why.empty())
+    detail::throw_error("the group is unusable: " + why);
   try {
     fn();
   } catch (const gloo::IoException& e) {
@@ -216,12 +238,7 @@ std::string GlooProcessGroup::explain_failure(const std::string& gloo_message,
   if (gloo_message.find("Application timeout") != std::string::npos) {
     return "the group is unusable: an earlier operation on it timed out" + quoted;
   }
-  const std::vector<int> exited = exited_ranks();
-  if (exited.empty()) return "connection to a peer lost" + quoted;
-  std::string ranks;
-  for (int r : exited) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-  return detail::str_cat("connection to rank", exited.size() > 1 ? "s " : " ", ranks,
-                         " closed: ", exited.size() > 1 ? "they" : "it", " exited", quoted);
+  return connections_closed(exited_ranks()) + quoted;
 }
 
 std::vector<int> GlooProcessGroup::exited_ranks() const {
@@ -245,6 +262,71 @@ std::vector<int> GlooProcessGroup::exited_ranks() const {
     // The store's host may have died too; the message then says what gloo said.
   }
   return exited;
+}
+
+std::string GlooProcessGroup::broken_reason() const {
+  std::lock_guard<std::mutex> lock(watch_mutex_);
+  return broken_;
+}
+
+// gloo signals a connection's failure to the receives it has queued and the sends it has
+// posted, but not to the receive whose message it is reading when the peer dies: that one
+// waits out the whole timeout (30 minutes by default). The store learns of the death from its
+// own connection to the dead process ("glass/exited/any", set by init_process_group), so
+// this thread asks it — only while a collective is making no progress, so a healthy job
+// never touches the store.
+void GlooProcessGroup::watch_for_dead_peers() {
+  std::optional<uint64_t> seen;  // the collective running at the last tick
+  bool suspect = false;          // a rank exited while the same collective kept running
+  std::chrono::steady_clock::time_point suspect_since{};
+  std::unique_lock<std::mutex> lock(watch_mutex_);
+  for (;;) {
+    if (watch_wake_.wait_for(lock, kWatchTick, [&] { return watch_stopping_; })) return;
+    const std::optional<uint64_t> running = running_collective();
+    const bool stalled = running.has_value() && running == seen;
+    seen = running;
+    if (!stalled) {
+      suspect = false;
+      continue;
+    }
+    lock.unlock();
+    bool someone_exited = false;
+    try {
+      someone_exited = options().store->check({"glass/exited/any"});
+    } catch (const std::exception&) {
+      // The store's host is gone too; gloo's own timeout will end the collective.
+    }
+    lock.lock();
+    if (!someone_exited) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (!suspect) {
+      suspect = true;
+      suspect_since = now;
+    }
+    if (now - suspect_since < kExitGrace) continue;
+    lock.unlock();
+    give_up_on_dead_peer();
+    return;  // the group is unusable: there is nothing left to watch
+  }
+}
+
+void GlooProcessGroup::give_up_on_dead_peer() {
+  const std::string reason = connections_closed(exited_ranks()) +
+                             detail::str_cat(" (recorded by the store; gloo was still waiting ",
+                                             kExitGrace.count(), " ms later)");
+  {
+    std::lock_guard<std::mutex> lock(watch_mutex_);
+    broken_ = reason;
+  }
+  // Closed connections deliver nothing more into our tensors, and wake whatever gloo can.
+  context_->closeConnections();
+  std::list<std::shared_ptr<PendingP2P>> pending;
+  {
+    std::lock_guard<std::mutex> lock(p2p_mutex_);
+    pending = p2p_;
+  }
+  abort_pending_p2p_waits(pending);
+  abandon_running_collective(reason);
 }
 
 // [SECTION] Collectives.

@@ -11,16 +11,24 @@
 // connection set, so every later operation on the group fails too (as in PyTorch: a group
 // that failed is rebuilt, not retried).
 //
+// A watchdog covers the one death gloo misses: a peer that dies while this rank is reading
+// one of its messages leaves gloo waiting for the rest until the timeout (gloo signals the
+// receives it has queued, not the one it is filling). When a collective has made no progress
+// for a while and the store records that a rank exited, the watchdog closes the group's
+// connections and fails the collective naming that rank (see watch_for_dead_peers).
+//
 // No gloo header appears here, so code that includes this one needs none.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "distributed/process_group.h"
@@ -81,6 +89,17 @@ class GlooProcessGroup : public ProcessGroup {
                               std::chrono::milliseconds timeout) const;
   // Ranks that init_process_group's store recorded as exited ("glass/exited/<rank>").
   std::vector<int> exited_ranks() const;
+  // Why the watchdog gave up on the group ("" while it has not).
+  std::string broken_reason() const;
+
+  // The watchdog thread: every kWatchTick, if the same collective is still running and the
+  // store says a rank exited ("glass/exited/any"), and it still runs kExitGrace later (a
+  // rank that exited normally may have left its last bytes in flight), gives up on the
+  // group: closes its connections, fails the collective's Work and every pending send/recv.
+  void watch_for_dead_peers();
+  void give_up_on_dead_peer();
+  static constexpr std::chrono::milliseconds kWatchTick{500};
+  static constexpr std::chrono::milliseconds kExitGrace{2000};
 
   std::shared_ptr<Work> post_p2p(bool is_send, const Tensor& tensor, int peer, int tag,
                                  std::chrono::milliseconds timeout);
@@ -90,6 +109,8 @@ class GlooProcessGroup : public ProcessGroup {
   void reap_finished_p2p_locked();
   // Aborts the waits of send/recv still pending (their Work fails) and joins every waiter.
   void abandon_pending_p2p();
+  // Aborts the waits of send/recv still pending; the waiters stay.
+  void abort_pending_p2p_waits(const std::list<std::shared_ptr<PendingP2P>>& ops);
 
   GlooOptions gloo_options_;
   std::shared_ptr<gloo::Context> context_;
@@ -98,6 +119,12 @@ class GlooProcessGroup : public ProcessGroup {
   std::list<std::shared_ptr<PendingP2P>> p2p_;
   uint64_t p2p_seq_ = 0;
   std::shared_ptr<P2PWaiters> p2p_waiters_;  // made by the first send or recv
+
+  mutable std::mutex watch_mutex_;  // guards the three below
+  std::condition_variable watch_wake_;
+  bool watch_stopping_ = false;
+  std::string broken_;    // why the watchdog gave up on the group
+  std::thread watchdog_;  // only with a store (where exits are recorded) and a peer
 };
 
 // The factory the backend registry calls for "gloo" (GlooOptions::from_env()).

@@ -145,7 +145,11 @@ void GlooProcessGroup::complete_p2p(PendingP2P& op) {
     call_gloo(op.timeout, [&] {
       completed = op.is_send ? op.buffer->waitSend(op.timeout) : op.buffer->waitRecv(op.timeout);
     });
-    GLASS_CHECK(completed, "it was still pending when its gloo group was destroyed");
+    if (!completed) {
+      const std::string why = broken_reason();
+      GLASS_CHECK(false, why.empty() ? "it was still pending when its gloo group was destroyed"
+                                     : "the group is unusable: " + why);
+    }
   } catch (const std::exception& e) {
     error = std::make_exception_ptr(Error(op.what + " failed: " + e.what()));
   }
@@ -167,7 +171,14 @@ void GlooProcessGroup::abandon_pending_p2p() {
     if (waiters) waiters->stopping = true;
   }
   if (!waiters) return;  // no send or recv was ever posted
-  for (auto& op : pending) {
+  abort_pending_p2p_waits(pending);
+  waiters->posted.notify_all();
+  // No op is posted any more (the group is being destroyed), so `threads` no longer changes.
+  for (std::thread& t : waiters->threads) t.join();
+}
+
+void GlooProcessGroup::abort_pending_p2p_waits(const std::list<std::shared_ptr<PendingP2P>>& ops) {
+  for (const auto& op : ops) {
     if (op->done) continue;
     // Sticky: a waiter that has not yet started waiting returns at once when it does.
     if (op->is_send) {
@@ -176,9 +187,6 @@ void GlooProcessGroup::abandon_pending_p2p() {
       op->buffer->abortWaitRecv();
     }
   }
-  waiters->posted.notify_all();
-  // No op is posted any more (the group is being destroyed), so `threads` no longer changes.
-  for (std::thread& t : waiters->threads) t.join();
 }
 
 }  // namespace glass::distributed

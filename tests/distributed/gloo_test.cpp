@@ -461,6 +461,52 @@ TEST(Gloo, PendingRecvFailsWhenTheGroupIsDestroyed) {
                      "still pending when its gloo group was destroyed");
 }
 
+// gloo misses a peer that dies while it reads one of the peer's messages: the collective would
+// wait out its timeout. The watchdog notices instead, from the store's record of the exit.
+// Here rank 1 stays alive and silent (so gloo sees nothing) while the store says it exited,
+// as init_process_group's TCPStore would for a killed rank; rank 0's allreduce must fail
+// long before its timeout, naming rank 1, and the group must refuse later work.
+TEST(Gloo, TheWatchdogFailsACollectiveWhoseSilentPeerTheStoreSaysExited) {
+  auto store = std::make_shared<HashStore>(10s);
+  ProcessGroup::Options options;
+  options.timeout = 8s;  // far past the watchdog's tick and grace
+  options.store = store;
+  std::promise<void> rank0_done;
+  std::string rank1_error, first, later;
+  std::chrono::steady_clock::duration took{};
+  std::thread rank1([&] {
+    try {
+      GlooProcessGroup group(store, 1, 2, options);
+      rank0_done.get_future().wait_for(15s);  // connected, never joins the allreduce
+    } catch (const std::exception& e) {
+      rank1_error = e.what();
+    }
+  });
+  {
+    GlooProcessGroup group(store, 0, 2, options);
+    Tensor t = ones({4}, TensorOptions(kInt64));
+    auto work = group.allreduce(t);
+    std::this_thread::sleep_for(200ms);
+    store->set("glass/exited/1", testing::bytes("pid 4242 on test"));
+    store->set("glass/exited/any", testing::bytes("rank 1, pid 4242 on test"));
+    const auto start = std::chrono::steady_clock::now();
+    first = testing::error_of([&] { work->wait(); });
+    took = std::chrono::steady_clock::now() - start;
+    later = testing::error_of([&] { group.allreduce(t)->wait(); });
+    rank0_done.set_value();
+  }  // waits for the stuck allreduce to reach gloo's timeout: bounded by options.timeout
+  rank1.join();
+  EXPECT_TRUE(testing::contains(first,
+                                "allreduce #0: connection to rank 1 closed: it exited (recorded by "
+                                "the store; gloo was still waiting 2000 ms later)"))
+      << first;
+  EXPECT_LT(took, 6s) << "the watchdog took too long: " << first;
+  EXPECT_TRUE(
+      testing::contains(later, "allreduce #1: the group is unusable: connection to rank 1 closed"))
+      << later;
+  EXPECT_EQ(rank1_error, "");
+}
+
 TEST(Gloo, FactoryBuildsAGroupNamedGloo) {
   auto store = std::make_shared<HashStore>(2s);
   ProcessGroup::Options options;

@@ -128,5 +128,19 @@ TEST(Work, SecondFinishIsAnInternalError) {
   EXPECT_NE(message.find("allreduce #9 was finished twice"), std::string::npos) << message;
 }
 
+// A group that gives up on a stuck collective fails its Work first; the transport's thread
+// finishes it again later. The first finish decides, and the callbacks run once.
+TEST(Work, FinishIfPendingLetsTheFirstFinisherDecide) {
+  Work work("allreduce", 3, milliseconds(1000));
+  int calls = 0;
+  work.then([&](Work&) { ++calls; });
+  EXPECT_TRUE(work.finish_if_pending(
+      std::make_exception_ptr(std::runtime_error("allreduce #3: rank 1 exited"))));
+  EXPECT_FALSE(work.finish_if_pending(nullptr));  // the transport, late: ignored
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(work.is_success());
+  EXPECT_EQ(error_of([&] { work.wait(); }), "allreduce #3: rank 1 exited");
+}
+
 }  // namespace
 }  // namespace glass::distributed
