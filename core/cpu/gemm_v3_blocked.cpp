@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/allocator.h"
 #include "core/cpu/gemm.h"
 #include "core/cpu/gemm_impl.h"
 #include "core/error.h"
@@ -34,28 +35,34 @@ namespace detail {
 namespace {
 
 // A grow-only, 64-byte-aligned scratch buffer. Owned by one thread (thread_local below),
-// kept between calls so steady-state gemm does not allocate.
+// kept between calls so steady-state gemm does not allocate. Its bytes come from the CPU
+// allocator, so cpu_memory_stats() counts them: a few MiB per thread that ran a matmul,
+// which a per-rank memory table must not leave out.
 class ScratchBuffer {
  public:
   ScratchBuffer() = default;
   ScratchBuffer(const ScratchBuffer&) = delete;
   ScratchBuffer& operator=(const ScratchBuffer&) = delete;
-  ~ScratchBuffer() { std::free(data_); }
+  ~ScratchBuffer() { release(); }
 
   template <class T>
   T* get(int64_t count) {
     const size_t bytes = (static_cast<size_t>(count) * sizeof(T) + 63) / 64 * 64;
     if (bytes > bytes_) {
-      std::free(data_);
-      data_ = std::aligned_alloc(64, bytes);
-      GLASS_CHECK(data_ != nullptr, "gemm: out of memory allocating a ", bytes,
-                  "-byte packing buffer");
+      release();
+      data_ = get_allocator(kCPU)->allocate(bytes);  // throws naming the size when it fails
       bytes_ = bytes;
     }
     return static_cast<T*>(data_);
   }
 
  private:
+  void release() {
+    if (data_ != nullptr) get_allocator(kCPU)->deallocate(data_, bytes_);
+    data_ = nullptr;
+    bytes_ = 0;
+  }
+
   void* data_ = nullptr;
   size_t bytes_ = 0;
 };

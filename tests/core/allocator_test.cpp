@@ -1,6 +1,9 @@
 // tests/core/allocator_test.cpp — the CPU caching allocator reuses blocks and counts exactly.
 #include "core/allocator.h"
 
+#include <thread>
+
+#include "core/parallel.h"
 #include "test_util.h"
 
 namespace glass {
@@ -52,6 +55,27 @@ TEST_F(AllocatorTest, StatsTrackAllocatedCachedAndPeak) {
   EXPECT_EQ(cpu_memory_stats().allocated_bytes, before.allocated_bytes);
   cpu_empty_cache();
   EXPECT_EQ(cpu_memory_stats().cached_bytes, 0);
+}
+
+// matmul's packing buffers (kept per thread between calls) come from the allocator too, so
+// the statistics count every byte a matmul holds. A fresh thread owns fresh buffers; they go
+// back when it exits.
+TEST_F(AllocatorTest, MatmulPackingBuffersAreCounted) {
+  const Tensor a = ones({512, 512});
+  const Tensor b = ones({512, 512});
+  const int64_t before = cpu_memory_stats().allocated_bytes;
+  int64_t held_by_the_thread = 0;
+  std::thread worker([&] {
+    ThreadSerialGuard serial;  // no pool threads: only this thread packs
+    {
+      Tensor c = a.mm(b);
+      EXPECT_EQ(c.data_ptr<float>()[3 * 512 + 5], 512.0f);
+    }  // c is freed; the packing buffers stay with the thread
+    held_by_the_thread = cpu_memory_stats().allocated_bytes - before;
+  });
+  worker.join();
+  EXPECT_GT(held_by_the_thread, 512 * 64 * 4);  // at least a packed panel of A or B
+  EXPECT_EQ(cpu_memory_stats().allocated_bytes, before);
 }
 
 TEST_F(AllocatorTest, CachingCanBeTurnedOffAndAllocationsArePublished) {
