@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/events.h"
 
 namespace glass {
 namespace {
@@ -50,6 +51,7 @@ struct Job {
   const std::function<void(int64_t, int64_t)>* f = nullptr;
   int64_t begin = 0, num_chunks = 0;
   int64_t base = 0, extra = 0;  // chunk c has base + 1 iterations if c < extra, else base
+  int rank = -1;                // the caller's events::current_rank(), worn by the workers
 
   std::atomic<int64_t> next_chunk{1};  // chunk 0 is reserved for the caller
   std::atomic<int64_t> unfinished{0};  // chunks not yet done; the caller waits for 0
@@ -161,7 +163,12 @@ class ThreadPool {
         seen = generation_;
         job = job_;
       }
-      if (job) job->help();
+      if (job) {
+        // What the chunks publish (an allocation, say) belongs to the caller's rank: with
+        // the threads backend, ranks share this pool.
+        events::ThreadRankGuard rank(job->rank);
+        job->help();
+      }
     }
   }
 
@@ -253,6 +260,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
 
   auto job = std::make_shared<Job>();
   job->f = &f;
+  job->rank = events::current_rank();
   job->begin = begin;
   job->num_chunks = num_chunks;
   job->base = n / num_chunks;

@@ -28,6 +28,7 @@
 #include "core/cpu/gemm.h"
 #include "core/cpu/gemm_impl.h"
 #include "core/error.h"
+#include "core/events.h"
 #include "core/parallel.h"
 
 namespace glass::cpu {
@@ -52,19 +53,25 @@ class ScratchBuffer {
       release();
       data_ = get_allocator(kCPU)->allocate(bytes);  // throws naming the size when it fails
       bytes_ = bytes;
+      rank_ = events::current_rank();
     }
     return static_cast<T*>(data_);
   }
 
  private:
   void release() {
-    if (data_ != nullptr) get_allocator(kCPU)->deallocate(data_, bytes_);
+    if (data_ == nullptr) return;
+    // At thread exit the thread's rank (threads backend) is already gone: the free event
+    // belongs to the rank that allocated.
+    events::ThreadRankGuard rank(rank_);
+    get_allocator(kCPU)->deallocate(data_, bytes_);
     data_ = nullptr;
     bytes_ = 0;
   }
 
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  int rank_ = -1;  // events::current_rank() when data_ was allocated
 };
 
 // Packed B is written by the calling thread (or by all threads, in v5) and then read by

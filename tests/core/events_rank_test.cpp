@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/events.h"
+#include "core/parallel.h"
 #include "test_util.h"
 
 namespace glass {
@@ -107,6 +108,18 @@ TEST(EventsRank, OpEventsCarryTheThreadRank) {
   }
   ASSERT_FALSE(ranks.empty());
   for (int32_t r : ranks) EXPECT_EQ(r, 2);
+}
+
+// A parallel region's chunks run on pool threads that no rank owns; what they publish is
+// the caller's (with the threads backend, the pool is shared by every rank).
+TEST(EventsRank, PoolThreadsPublishWithTheCallersRank) {
+  if (get_num_threads() < 2) GTEST_SKIP() << "one thread: no pool worker to check";
+  std::vector<int32_t> ranks = ranks_of_bucket_events([] {
+    events::ThreadRankGuard rank(3);
+    parallel_for(0, 64, 1, [](int64_t, int64_t) { publish_bucket(); });
+  });
+  ASSERT_FALSE(ranks.empty());
+  EXPECT_TRUE(std::all_of(ranks.begin(), ranks.end(), [](int32_t r) { return r == 3; }));
 }
 
 }  // namespace
