@@ -25,7 +25,8 @@ class Node;
 
 // What a tensor saved for backward is, without its values (SavedVariable::info()): read by
 // tools that draw the graph (viewer/), never by the engine. version_check_fails() says
-// whether unpacking it now would throw because an in-place write came after the save.
+// whether unpacking it now would throw because an in-place write came after the save, or
+// the tensor was re-pointed at other bytes (set_data).
 struct SavedTensorInfo {
   bool defined = false;    // a tensor is held (false: none was saved, or it was released)
   bool released = false;   // freed by a backward that did not retain the graph
@@ -35,7 +36,8 @@ struct SavedTensorInfo {
   Device device = Device(kCPU);
   uint32_t saved_version = 0;  // the tensor's version when it was saved
   uint32_t version = 0;        // its version now
-  bool version_check_fails() const { return defined && version != saved_version; }
+  bool rebound = false;        // it now views another storage than when it was saved
+  bool version_check_fails() const { return defined && (rebound || version != saved_version); }
 };
 
 // Where a gradient goes: input `input_nr` of `function`. An invalid edge (no function)

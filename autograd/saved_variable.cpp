@@ -10,6 +10,7 @@ namespace glass::autograd {
 SavedVariable::SavedVariable(const Tensor& t, bool is_output, bool output_requires_grad) {
   if (!t.defined()) return;
   saved_version_ = t._version();
+  saved_storage_ = t.storage().id();
   is_output_ = is_output;
   // An output is saved before it becomes the owner's output (record() saves, then
   // set_history), so it will require grad even if it does not yet.
@@ -36,6 +37,7 @@ SavedTensorInfo SavedVariable::info() const {
   i.dtype = data_.dtype();
   i.device = data_.device();
   i.version = data_._version();
+  i.rebound = data_.storage().id() != saved_storage_;
   return i;
 }
 
@@ -46,6 +48,13 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
               "the graph are freed when you call backward() or autograd::grad(). Specify "
               "retain_graph=true if you need to backward through the graph a second time.");
   if (!data_.defined()) return Tensor();
+  GLASS_CHECK(data_.storage().id() == saved_storage_,
+              "one of the variables needed for gradient computation has had its data replaced "
+              "since it was saved: [",
+              to_string(data_.dtype()), " ", data_.sizes(), "] now views other memory (set_data, ",
+              "or Module::to, re-points a tensor; saved by ",
+              (owner ? owner->name() : std::string("a backward node")),
+              "). Hint: run backward before moving or rebinding the parameters it used.");
   GLASS_CHECK(data_._version() == saved_version_,
               "one of the variables needed for gradient computation has been modified by an "
               "inplace operation: [",

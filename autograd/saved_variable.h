@@ -1,8 +1,9 @@
 // autograd/saved_variable.h — a tensor a Node keeps for its backward formula.
 //
-// It remembers the tensor's version when saved. Note [Version Counter Sharing] in
-// core/storage.h: any in-place write to the same storage bumps that number, so a
-// mismatch at backward time means the saved values are gone, and unpack() refuses.
+// It remembers the tensor's version and storage when saved. Note [Version Counter
+// Sharing] in core/storage.h: any in-place write to the same storage bumps that number,
+// and set_data re-points the tensor at another storage; either way the saved values are
+// gone, and unpack() refuses.
 // A saved *output* of the node itself is stored without its grad_fn (which would be the
 // node: a cycle) and gets it back, weakly, when unpacked.
 #pragma once
@@ -36,6 +37,7 @@ class SavedVariable {
  private:
   Tensor data_;
   uint32_t saved_version_ = 0;
+  uint64_t saved_storage_ = 0;  // Storage::id() when saved
   uint32_t output_nr_ = 0;
   bool is_output_ = false;
   bool requires_grad_ = false;

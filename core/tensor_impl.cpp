@@ -20,6 +20,14 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides,
   is_contiguous_ = is_contiguous_layout(sizes_, strides_);
 }
 
+void TensorImpl::fail_without_bytes() const {
+  detail::throw_error(detail::str_cat(
+      "a ", dtype_name(dtype_), " tensor of shape ", sizes(), " on ", device(),
+      " has no bytes: its storage dropped them (Storage::drop_bytes; FSDP does so with a "
+      "unit's gathered parameters outside its forward and backward); restore_bytes() and "
+      "refill them before use"));
+}
+
 void TensorImpl::shallow_copy_from(const TensorImpl& src) {
   if (&src == this) return;
   storage_ = src.storage_;

@@ -48,8 +48,11 @@ class TensorImpl {
   const Storage& storage() const { return storage_; }
   bool is_contiguous() const { return is_contiguous_; }
 
-  // Address of element 0 (storage start + offset * element size).
+  // Address of element 0 (storage start + offset * element size). An error while the
+  // storage's bytes are dropped (Storage::drop_bytes), instead of a pointer near null.
   void* data() const {
+    if (storage_.data() == nullptr && !storage_.has_bytes()) [[unlikely]]
+      fail_without_bytes();
     return static_cast<char*>(storage_.data()) +
            storage_offset_ * static_cast<int64_t>(element_size(dtype_));
   }
@@ -84,6 +87,7 @@ class TensorImpl {
   }
 
  private:
+  [[noreturn]] void fail_without_bytes() const;  // data()'s error, out of line
   Storage storage_;
   DimVector sizes_;  // inline for up to 6 dims: no heap allocation per view
   DimVector strides_;

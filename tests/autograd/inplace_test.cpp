@@ -1,5 +1,7 @@
 // tests/autograd/inplace_test.cpp — in-place ops inside graphs: rebasing, the version
 // check, and the writes that are refused (Note [In-place ops in a graph]).
+#include <cstring>
+
 #include "core/device_test.h"
 #include "core/test_util.h"
 #include "gradcheck_util.h"
@@ -89,6 +91,45 @@ TEST_P(InPlace, SavedValueOverwrittenIsCaught) {
   Tensor e = x.exp();  // exp saves its output
   e.mul_(2);
   EXPECT_GLASS_ERROR(e.sum().backward(), "modified by an inplace operation", "ExpBackward0");
+}
+
+// A saved tensor re-pointed at other bytes (set_data) is caught like one written in place:
+// its new storage's version says nothing about the values that were saved.
+TEST_P(InPlace, SavedTensorRepointedBySetDataIsCaught) {
+  Tensor w = on(tensor({1., 2.})).requires_grad_();
+  Tensor x = on(tensor({3., 4.})).requires_grad_();
+  Tensor y = w * x;  // saves w and x
+  w.set_data(on(tensor({5., 6.})));
+  EXPECT_GLASS_ERROR(y.sum().backward(), "had its data replaced since it was saved",
+                     "MulBackward0");
+}
+
+// FSDP's free-after-use: the saved tensor's storage drops its bytes after forward and gets
+// them back, refilled with the same values by a write that is not a tensor op (an all-gather
+// writes raw bytes), before backward: the same storage at the same version, so backward may
+// use it. A refill through a tensor op (copy_) bumps the version, and is caught.
+TEST(InPlaceCpu, SavedTensorWhoseBytesWereDroppedAndRefilledIsUsable) {
+  for (bool refill_with_an_op : {false, true}) {
+    Tensor w = tensor({1., 2.}).requires_grad_();
+    Tensor x = tensor({3., 4.}).requires_grad_();
+    Tensor y = w * x;  // saves w for x's gradient
+    const Tensor kept = w.detach().clone();
+    w.storage().drop_bytes();
+    EXPECT_GLASS_ERROR(y.sum().backward(), "has no bytes");
+    w.storage().restore_bytes();
+    if (refill_with_an_op) {
+      {
+        NoGradGuard no_grad;
+        w.copy_(kept);
+      }
+      EXPECT_GLASS_ERROR(y.sum().backward(), "modified by an inplace operation");
+    } else {
+      std::memcpy(w.data_ptr(), kept.data_ptr(), static_cast<size_t>(kept.nbytes()));
+      y.sum().backward();
+      EXPECT_TRUE(close(x.grad(), {1., 2.}));
+      EXPECT_TRUE(close(w.grad(), {3., 4.}));
+    }
+  }
 }
 
 TEST_P(InPlace, RefusedWritesAreClearAndChangeNothing) {

@@ -27,6 +27,53 @@ TEST(Storage, ViewsShareOneStorageAndOneVersionCounter) {
   EXPECT_FALSE(x.clone().is_alias_of(x));
 }
 
+// drop_bytes gives the memory back while every tensor keeps the storage; restore_bytes takes
+// it again. Identity, size and version stay; a tensor without bytes is a clear error.
+TEST(Storage, DropAndRestoreBytesKeepTheStorageAndItsVersion) {
+  Tensor t = arange(0, 1 << 16, 1, kFloat32);  // 256 KiB
+  Tensor view = t.narrow(0, 8, 4);
+  const Storage s = t.storage();
+  const uint64_t id = s.id();
+  const uint32_t version = t._version();
+  const int64_t before = cpu_memory_stats().allocated_bytes;
+  s.drop_bytes();
+  EXPECT_FALSE(s.has_bytes());
+  EXPECT_EQ(s.nbytes(), size_t{1} << 18);
+  EXPECT_LE(cpu_memory_stats().allocated_bytes, before - (1 << 18));
+  EXPECT_GLASS_ERROR(view.sum(), "a float32 tensor of shape [4] on cpu has no bytes",
+                     "restore_bytes()");
+  EXPECT_GLASS_ERROR(t.data_ptr(), "has no bytes");
+  s.drop_bytes();  // twice is fine
+  s.restore_bytes();
+  EXPECT_TRUE(s.has_bytes());
+  EXPECT_TRUE(view.storage() == s);
+  EXPECT_EQ(s.id(), id);
+  EXPECT_EQ(t._version(), version);  // refilling is the caller's business
+  view.fill_(7);
+  EXPECT_EQ(t.data_ptr<float>()[9], 7.0f);
+  s.restore_bytes();  // bytes present: nothing happens
+  EXPECT_EQ(t.data_ptr<float>()[9], 7.0f);
+}
+
+TEST(Storage, OnlyAllocatorMemoryCanDropItsBytes) {
+  float data[4] = {1, 2, 3, 4};
+  Tensor t = from_blob(data, {4});
+  EXPECT_GLASS_ERROR(t.storage().drop_bytes(), "wraps memory lent by from_blob");
+  EXPECT_EQ(t.sum().item<float>(), 10.0f);
+}
+
+TEST(Storage, IdsAreUniqueAndNeverReused) {
+  uint64_t first = 0;
+  {
+    Tensor a = empty({4});
+    first = a.storage().id();
+    EXPECT_EQ(a.view({2, 2}).storage().id(), first);
+    EXPECT_NE(a.clone().storage().id(), first);
+  }
+  Tensor b = empty({4});  // may reuse a's block, never its id
+  EXPECT_GT(b.storage().id(), first);
+}
+
 TEST(Storage, FromBlobDeleterRunsWhenTheLastViewDies) {
   static int freed = 0;
   float* data = new float[4]{1, 2, 3, 4};
@@ -95,6 +142,17 @@ TEST(Storage, AllocatesWithItsDeviceCurrentAndRestoresTheCallers) {
   EXPECT_EQ(cuda.log().allocation_devices[0], 1);  // device 1 was current while allocating
   EXPECT_EQ(resolve_device(Device(kCUDA)), Device(kCUDA, 0));  // the caller's is back
   EXPECT_EQ(s.allocator(), get_allocator(kCUDA));
+}
+
+TEST(Storage, RestoredBytesComeBackOnTheStoragesDevice) {
+  FakeCuda cuda;
+  Storage s = Storage::allocate(16, Device(kCUDA, 1));
+  s.drop_bytes();
+  s.restore_bytes();  // from device 0, the current one
+  ASSERT_EQ(cuda.log().allocation_devices.size(), 2u);
+  EXPECT_EQ(cuda.log().allocation_devices[1], 1);  // device 1 was current again
+  EXPECT_EQ(resolve_device(Device(kCUDA)), Device(kCUDA, 0));
+  EXPECT_TRUE(s.has_bytes());
 }
 
 TEST(Storage, AnIndexPastTheDeviceCountIsAnError) {
