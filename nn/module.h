@@ -6,8 +6,9 @@
 // registration order and joins names with dots ("fc1.weight"), the keys a checkpoint uses.
 // A Module does not own a `forward` signature: each subclass declares the one it needs,
 // as libtorch's do; Sequential type-erases them (nn/modules/container.h).
-// Every forward the library calls (ModuleHolder::operator(), each Sequential step) runs
-// inside a ModuleScope, which announces it on core's events.
+// Every forward the library calls (ModuleHolder::operator(), each Sequential step) goes
+// through call_forward: inside a ModuleScope, which announces it on core's events, and
+// through the module's hooks (nn/hooks.h), if it has any.
 #pragma once
 
 #include <concepts>
@@ -16,12 +17,15 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "core/error.h"
 #include "core/events.h"
 #include "core/tensor.h"
+#include "nn/hooks.h"
 
 namespace glass::nn {
 
@@ -92,6 +96,21 @@ class Module : public std::enable_shared_from_this<Module> {
   // tensor, so the next backward allocates it fresh; otherwise it is zeroed in place.
   void zero_grad(bool set_to_none = true);
 
+  // Hooks (nn/hooks.h), as PyTorch's: run before forward (and may replace its input
+  // tensors), after it (and may replace its outputs), and before the gradients of its
+  // outputs flow into its graph, once per backward. They run wherever the library calls
+  // forward (a holder's operator(), Sequential); calling impl->forward() directly skips them.
+  RemovableHandle register_forward_pre_hook(ForwardPreHook hook);
+  RemovableHandle register_forward_hook(ForwardHook hook);
+  RemovableHandle register_full_backward_pre_hook(BackwardPreHook hook);
+  bool has_hooks() const { return hooks_ != nullptr && !hooks_->empty(); }
+  // call_forward's steps (below), for a module that has hooks.
+  void run_forward_pre_hooks(std::vector<Tensor>& inputs);
+  void run_forward_hooks(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
+  // Routes the gradients of `outputs` (those that require grad, with grad mode on) through
+  // one node that runs the backward pre-hooks; replaces them by the node's outputs.
+  void attach_backward_pre_hooks(std::vector<Tensor>& outputs);
+
   // One line per module, indented by depth, e.g. "Linear(in_features=4, out_features=2)".
   virtual void pretty_print(std::ostream& os) const { os << name_; }
   void print_tree(std::ostream& os, int indent = 0) const;
@@ -109,6 +128,7 @@ class Module : public std::enable_shared_from_this<Module> {
   NamedTensors parameters_;
   NamedTensors buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  std::shared_ptr<detail::ModuleHooks> hooks_;  // made by the first register_*_hook
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& module);
@@ -136,6 +156,92 @@ class ModuleScope {
  private:
   const Module* module_ = nullptr;
 };
+
+// [SECTION] call_forward: forward, inside a ModuleScope, through the module's hooks.
+namespace detail {
+
+// A forward argument the hooks see: a Tensor or a std::vector<Tensor>.
+template <class A>
+inline constexpr bool kHoldsTensors =
+    std::is_same_v<std::decay_t<A>, Tensor> || std::is_same_v<std::decay_t<A>, std::vector<Tensor>>;
+
+// How call_forward keeps an argument: tensors by value (a pre-hook may replace them),
+// everything else as the reference it came as.
+template <class A>
+using Held = std::conditional_t<kHoldsTensors<A>, std::decay_t<A>, A&&>;
+
+inline void gather_tensors(const Tensor& t, std::vector<Tensor>& out) { out.push_back(t); }
+inline void gather_tensors(const std::vector<Tensor>& ts, std::vector<Tensor>& out) {
+  out.insert(out.end(), ts.begin(), ts.end());
+}
+template <class T>
+void gather_tensors(const T&, std::vector<Tensor>&) {}  // not a tensor: hooks do not see it
+
+inline void scatter_tensors(Tensor& t, const std::vector<Tensor>& in, size_t& next) {
+  t = in[next++];
+}
+inline void scatter_tensors(std::vector<Tensor>& ts, const std::vector<Tensor>& in, size_t& next) {
+  for (Tensor& t : ts) t = in[next++];
+}
+template <class T>
+void scatter_tensors(T&, const std::vector<Tensor>&, size_t&) {}
+
+// The tensors of a value forward returned: a Tensor, a vector, or a tuple/pair of those.
+template <class R>
+std::vector<Tensor> tensors_of(const R& value) {
+  std::vector<Tensor> out;
+  if constexpr (requires { std::tuple_size<R>::value; }) {
+    std::apply([&](const auto&... parts) { (gather_tensors(parts, out), ...); }, value);
+  } else {
+    gather_tensors(value, out);
+  }
+  return out;
+}
+template <class R>
+void set_tensors_of(R& value, const std::vector<Tensor>& tensors) {
+  size_t next = 0;
+  if constexpr (requires { std::tuple_size<R>::value; }) {
+    std::apply([&](auto&... parts) { (scatter_tensors(parts, tensors, next), ...); }, value);
+  } else {
+    scatter_tensors(value, tensors, next);
+  }
+}
+
+template <class Impl, class... Args>
+auto forward_with_hooks(Impl& impl, Args&&... args) {
+  std::tuple<Held<Args>...> held(std::forward<Args>(args)...);
+  std::vector<Tensor> inputs = tensors_of(held);
+  impl.run_forward_pre_hooks(inputs);
+  set_tensors_of(held, inputs);
+  using R = decltype(impl.forward(std::forward<Args>(args)...));
+  if constexpr (std::is_void_v<R>) {
+    std::apply([&](auto&&... a) { impl.forward(std::forward<decltype(a)>(a)...); },
+               std::move(held));
+    std::vector<Tensor> none;
+    impl.run_forward_hooks(inputs, none);
+  } else {
+    R out =
+        std::apply([&](auto&&... a) -> R { return impl.forward(std::forward<decltype(a)>(a)...); },
+                   std::move(held));
+    std::vector<Tensor> outputs = tensors_of(out);
+    impl.run_forward_hooks(inputs, outputs);
+    impl.attach_backward_pre_hooks(outputs);
+    set_tensors_of(out, outputs);
+    return out;
+  }
+}
+
+}  // namespace detail
+
+// Runs impl.forward(args...) as the library does everywhere: announced by a ModuleScope,
+// and through the module's hooks when it has any.
+template <class Impl, class... Args>
+decltype(auto) call_forward(Impl& impl, Args&&... args) {
+  ModuleScope scope(impl);
+  if (!impl.has_hooks()) [[likely]]
+    return impl.forward(std::forward<Args>(args)...);
+  return detail::forward_with_hooks(impl, std::forward<Args>(args)...);
+}
 
 // ModuleHolder<LinearImpl> is what `nn::Linear` names: a shared handle with `->` access and
 // `operator()` forwarding to forward(), so `Linear fc(4, 2); fc(x); fc->weight` read as in
@@ -165,12 +271,11 @@ class ModuleHolder {
   const std::shared_ptr<Impl>& ptr() const { return impl_; }
   operator std::shared_ptr<Impl>() const { return impl_; }
 
-  // Runs forward inside a ModuleScope. Calling impl->forward() directly announces nothing.
+  // Runs forward through call_forward. Calling impl->forward() directly announces nothing
+  // and runs no hook.
   template <typename... Args>
   decltype(auto) operator()(Args&&... args) const {
-    Impl* impl = get();
-    ModuleScope scope(*impl);
-    return impl->forward(std::forward<Args>(args)...);
+    return call_forward(*get(), std::forward<Args>(args)...);
   }
 
  private:

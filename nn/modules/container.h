@@ -9,9 +9,9 @@
 // Module declares no forward (each layer has its own signature), so Sequential cannot
 // call children through Module*. Instead push_back(), which still knows the concrete
 // type, stores beside each child a std::function that calls *that* type's
-// forward(const Tensor&). One indirect call per layer is the whole cost. Each step runs
-// inside a ModuleScope (nn/module.h) for its layer; the lambda calls the layer's forward
-// directly, not through a holder, so the layer is announced once.
+// forward(const Tensor&). One indirect call per layer is the whole cost. Each step goes
+// through call_forward (nn/module.h) for its layer — announced, and through its hooks —
+// with the layer itself, not a holder, so the layer is announced once.
 #pragma once
 
 #include <concepts>
@@ -91,10 +91,8 @@ class SequentialImpl : public Module {
     register_module(name, impl);
     // The raw pointer is safe: the Step's shared_ptr owns the same module.
     Impl* raw = impl.get();
-    steps_.push_back({name, impl, [raw](const Tensor& x) -> Tensor {
-                        ModuleScope scope(*raw);
-                        return raw->forward(x);
-                      }});
+    steps_.push_back(
+        {name, impl, [raw](const Tensor& x) -> Tensor { return call_forward(*raw, x); }});
   }
 
   // x: whatever the first layer takes → whatever the last one returns.
