@@ -147,6 +147,10 @@ void adam_update_fused(Tensor& p, const Tensor& grad, AdamParamState& s, const A
 }  // namespace
 
 void adam_update(Tensor& p, const Tensor& grad, AdamParamState& s, const AdamHyper& h) {
+  const char* op = h.decoupled_weight_decay ? "AdamW" : "Adam";
+  Optimizer::check_state(op, p, s.exp_avg(), "exp_avg");
+  Optimizer::check_state(op, p, s.exp_avg_sq(), "exp_avg_sq");
+  Optimizer::check_state(op, p, s.max_exp_avg_sq(), "max_exp_avg_sq");
   if (s.step() == 0) {
     s.exp_avg(zeros_like(p));
     s.exp_avg_sq(zeros_like(p));

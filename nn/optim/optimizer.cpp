@@ -132,6 +132,18 @@ void Optimizer::check_grad(const char* op, const Tensor& p, const Tensor& grad) 
               "; move the gradient to the parameter's device");
 }
 
+void Optimizer::check_state(const char* op, const Tensor& p, const Tensor& state,
+                            const char* name) {
+  if (!state.defined()) return;
+  GLASS_CHECK(
+      state.sizes() == p.sizes() && state.dtype() == p.dtype() && state.device() == p.device(), op,
+      "::step(): a parameter (", dtype_name(p.dtype()), " ", p.sizes(), " on ", p.device(),
+      ") has state ", name, " of ", dtype_name(state.dtype()), " ", state.sizes(), " on ",
+      state.device(),
+      ": the parameter was re-pointed at other data (set_data, Module::to) after the "
+      "optimizer's first step; make the optimizer after moving or resharding the model");
+}
+
 namespace detail {
 bool fusable(std::initializer_list<const Tensor*> tensors) {
   ScalarType dtype = ScalarType::Undefined;

@@ -6,7 +6,8 @@
 // group is added: every parameter is a defined floating-point leaf that requires grad, and
 // no parameter appears twice in the optimizer (a second update per step would be silently
 // wrong). State (momentum buffers, Adam's moments) lives in `state()`, keyed by the
-// parameter's TensorImpl, and is created lazily by the first step that sees a gradient.
+// parameter's TensorImpl, and is created lazily by the first step that sees a gradient. It
+// survives Tensor::set_data (the impl stays), as long as the shape, dtype and device do.
 //
 // Libtorch's shape, as code written against it reads:
 //
@@ -115,6 +116,12 @@ class Optimizer {
   // Keyed by p.unsafeGetTensorImpl(); an entry appears at the first step that updates p.
   StateMap& state() { return state_; }
   const StateMap& state() const { return state_; }
+
+  // Throws unless a state tensor (`name`: "exp_avg", ...) still matches p's shape, dtype and
+  // device. State is keyed by p's identity, so it survives Tensor::set_data — and a
+  // rebinding to another shape (or Module::to another dtype or device) after the first step
+  // would leave it describing other data, which the fused loops would run off the end of.
+  static void check_state(const char* op, const Tensor& p, const Tensor& state, const char* name);
 
  protected:
   Optimizer(std::vector<OptimizerParamGroup> param_groups,

@@ -141,6 +141,7 @@ Tensor SGD::step(LossClosure closure) {
         SGDParamState* state = find_state<SGDParamState>(p);
         if (!state) state = &create_state<SGDParamState>(p);
         buffer = &state->momentum_buffer();
+        check_state("SGD", p, *buffer, "momentum_buffer");
       }
       if (options.fused() && detail::fusable({&p, &grad, buffer})) {
         sgd_update_fused(p, grad, buffer, options);

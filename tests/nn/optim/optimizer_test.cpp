@@ -190,5 +190,37 @@ TEST(Optimizer, AGroupWithoutOptionsSaysSoWhenAsked) {
   EXPECT_GLASS_ERROR(group.options(), "this group has no options yet");
 }
 
+// State is keyed by the parameter's identity: re-pointing it at other data of the same
+// shape (set_data, what FSDP does between steps) keeps the moments; another shape after the
+// first step is an error that says what happened, not a fused loop running off the end.
+TEST(Optimizer, StateSurvivesSetDataAndAnotherShapeIsAnError) {
+  for (bool fused : {false, true}) {
+    Tensor p = tensor({1., 2.}).requires_grad_();
+    Adam adam({p}, AdamOptions(0.1).fused(fused));
+    p.mutable_grad() = tensor({1., 1.});
+    adam.step();
+    const auto* state = dynamic_cast<const AdamParamState*>(adam.state().begin()->second.get());
+    ASSERT_NE(state, nullptr);
+    const Tensor moments = state->exp_avg().clone();
+    p.set_data(tensor({5., 6.}));
+    p.mutable_grad() = tensor({1., 1.});
+    adam.step();
+    EXPECT_EQ(adam.state().size(), 1u);
+    EXPECT_EQ(state->step(), 2);  // the same state, one step further
+    EXPECT_TRUE(testing::close(state->exp_avg(), moments * 0.9 + 0.1));
+    p.set_data(tensor({1., 2., 3.}));
+    p.mutable_grad() = tensor({1., 1., 1.});
+    EXPECT_GLASS_ERROR(adam.step(), "Adam::step(): a parameter (float32 [3] on cpu)",
+                       "has state exp_avg of float32 [2] on cpu", "re-pointed at other data");
+  }
+  Tensor q = tensor({1., 2.}).requires_grad_();
+  SGD sgd({q}, SGDOptions(0.1).momentum(0.9));
+  q.mutable_grad() = tensor({1., 1.});
+  sgd.step();
+  q.set_data(tensor({1., 2.}).to(kFloat64));  // Module::to(kDouble) does this
+  q.mutable_grad() = tensor({1., 1.}).to(kFloat64);
+  EXPECT_GLASS_ERROR(sgd.step(), "SGD::step()", "momentum_buffer of float32 [2]");
+}
+
 }  // namespace
 }  // namespace glass::optim
