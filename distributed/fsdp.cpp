@@ -1,0 +1,258 @@
+// distributed/fsdp.cpp — fully_shard: cutting a unit's parameters into rows, the gathers
+// around its forward and backward, and the reduce-scatter of its gradients.
+//
+// [SECTION] which tensors belong to a unit  [SECTION] fully_shard  [SECTION] a unit at work
+#include "distributed/fsdp.h"
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "autograd/engine.h"
+#include "autograd/variable.h"
+#include "core/error.h"
+#include "core/grad_mode.h"
+#include "core/ops/factories.h"
+#include "distributed/distributed.h"
+
+namespace glass::distributed {
+
+// [SECTION] which tensors belong to a unit -------------------------------------------------
+//
+// fully_shard is called on the inner units first; a unit higher up takes only what no unit
+// below it has. The registry remembers which modules are units and which parameters are
+// owned, for as long as their unit lives (ranks as threads share it: keys are their own
+// modules' and tensors' addresses, never another rank's).
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::unordered_set<const nn::Module*> units;
+  std::unordered_set<const TensorImpl*> owned;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+std::string shape_text(const int64_t* dims, int64_t n) {
+  std::string s = "[";
+  for (int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// Every rank must cut the same shapes: compare them (count, then each parameter's sizes) and
+// name the first parameter that differs and the ranks it differs on.
+void check_same_shapes(const std::string& unit, const std::vector<FSDPUnit::Param>& params,
+                       ProcessGroup& group) {
+  constexpr int64_t kMaxDims = 8;
+  const int world = group.size();
+  Tensor count = full({1}, static_cast<int64_t>(params.size()), TensorOptions(kInt64));
+  Tensor counts = empty({world}, TensorOptions(kInt64));
+  group.allgather(counts, count)->wait();
+  for (int r = 0; r < world; ++r) {
+    GLASS_CHECK(counts.data_ptr<int64_t>()[r] == static_cast<int64_t>(params.size()),
+                "fully_shard(", unit, "): rank ", group.rank(), " has ", params.size(),
+                " parameters to shard but rank ", r, " has ", counts.data_ptr<int64_t>()[r]);
+  }
+  const auto n = static_cast<int64_t>(params.size());
+  Tensor mine = full({n * (kMaxDims + 1)}, -1, TensorOptions(kInt64));
+  int64_t* m = mine.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    const Tensor& p = params[static_cast<size_t>(i)].param;
+    GLASS_CHECK(p.dim() <= kMaxDims, "fully_shard(", unit, "): parameter '",
+                params[static_cast<size_t>(i)].name, "' has ", p.dim(), " dimensions; at most ",
+                kMaxDims, " are supported");
+    m[i * (kMaxDims + 1)] = p.dim();
+    for (int64_t d = 0; d < p.dim(); ++d) m[i * (kMaxDims + 1) + 1 + d] = p.size(d);
+  }
+  Tensor all = empty({world * n * (kMaxDims + 1)}, TensorOptions(kInt64));
+  group.allgather(all, mine)->wait();
+  const int64_t* a = all.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t* here = m + i * (kMaxDims + 1);
+    for (int r = 0; r < world; ++r) {
+      const int64_t* there = a + (r * n + i) * (kMaxDims + 1);
+      if (std::equal(here, here + kMaxDims + 1, there)) continue;
+      detail::throw_error(detail::str_cat("fully_shard(", unit, "): parameter '",
+                                          params[static_cast<size_t>(i)].name, "' is ",
+                                          shape_text(here + 1, here[0]), " on rank ", group.rank(),
+                                          " but ", shape_text(there + 1, there[0]), " on rank ", r,
+                                          "; every rank must shard the same model"));
+    }
+  }
+}
+
+DimVector with_rows(const DimVector& sizes, int64_t rows) {
+  DimVector out = sizes;
+  out[0] = rows;
+  return out;
+}
+
+}  // namespace
+
+// [SECTION] fully_shard ----------------------------------------------------------------------
+
+std::shared_ptr<FSDPUnit> fully_shard(const std::shared_ptr<nn::Module>& module,
+                                      FullyShardOptions options,
+                                      std::shared_ptr<ProcessGroup> group) {
+  GLASS_CHECK(module != nullptr, "fully_shard: the module is null");
+  if (!group) group = default_group();
+  const std::string unit = module->name();
+  Registry& reg = registry();
+  std::vector<FSDPUnit::Param> params;
+  {
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    GLASS_CHECK(reg.units.count(module.get()) == 0, "fully_shard(", unit,
+                "): this module is a unit already");
+    for (const auto& [name, t] : module->named_parameters()) {
+      if (reg.owned.count(t.unsafeGetTensorImpl())) continue;  // a unit below has it
+      GLASS_CHECK(t.dim() >= 1, "fully_shard(", unit, "): parameter '", name,
+                  "' is 0-dimensional: there is no dim 0 to cut into rows");
+      FSDPUnit::Param p;
+      p.name = name;
+      p.param = t;
+      params.push_back(std::move(p));
+    }
+  }
+  check_same_shapes(unit, params, *group);
+
+  NoGradGuard no_grad;
+  const int world = group->size(), rank = group->rank();
+  for (FSDPUnit::Param& p : params) {
+    if (options.sync_module_states) {
+      Tensor whole = p.param.detach();
+      group->broadcast(whole, BroadcastOptions{})->wait();
+    }
+    p.full_sizes = DimVector(p.param.sizes());
+    const int64_t d0 = p.full_sizes[0];
+    p.rows = (d0 + world - 1) / world;
+    p.local_rows = std::clamp<int64_t>(d0 - rank * p.rows, 0, p.rows);
+    const TensorOptions opts = p.param.options();
+    p.shard = zeros(with_rows(p.full_sizes, p.rows), opts);
+    if (p.local_rows > 0)
+      p.shard.narrow(0, 0, p.local_rows).copy_(p.param.narrow(0, rank * p.rows, p.local_rows));
+    p.padded_full = empty(with_rows(p.full_sizes, world * p.rows), opts);
+    p.padded_full.storage().drop_bytes();  // bytes only while the unit runs
+    p.full = p.padded_full.narrow(0, 0, d0);
+    p.param.mutable_grad() = Tensor();
+    p.param.set_data(p.shard.narrow(0, 0, p.local_rows));
+  }
+  auto state = std::make_shared<FSDPUnit>(*module, std::move(params), group);
+  if (state->params().empty()) return state;  // a root whose parameters the units below own
+  module->register_forward_pre_hook(
+      [state](nn::Module&, std::vector<Tensor>&) { state->gather(); });
+  module->register_forward_hook(
+      [state](nn::Module&, const std::vector<Tensor>&, std::vector<Tensor>&) { state->release(); });
+  module->register_full_backward_pre_hook(
+      [state](nn::Module&, std::vector<Tensor>&) { state->before_backward(); });
+  return state;
+}
+
+FSDPUnit::FSDPUnit(nn::Module& module, std::vector<Param> params,
+                   std::shared_ptr<ProcessGroup> group)
+    : module_(&module),
+      module_name_(module.name()),
+      params_(std::move(params)),
+      group_(std::move(group)) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.units.insert(&module);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    reg.owned.insert(params_[i].param.unsafeGetTensorImpl());
+    grad_hooks_.push_back(autograd::register_post_accumulate_grad_hook(
+        params_[i].param, [this, i](const Tensor&) { on_gradient(i); }));
+  }
+}
+
+FSDPUnit::~FSDPUnit() {
+  for (size_t i = 0; i < grad_hooks_.size(); ++i)
+    autograd::remove_post_accumulate_grad_hook(params_[i].param, grad_hooks_[i]);
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  for (const Param& p : params_) reg.owned.erase(p.param.unsafeGetTensorImpl());
+  reg.units.erase(module_);  // the module is going (its hooks held this unit)
+}
+
+// [SECTION] a unit at work -------------------------------------------------------------------
+
+void FSDPUnit::gather() {
+  if (gathered_) return;
+  NoGradGuard no_grad;
+  std::vector<std::shared_ptr<Work>> works;
+  for (Param& p : params_) {
+    p.padded_full.storage().restore_bytes();
+    works.push_back(group_->allgather(p.padded_full, p.shard));
+  }
+  for (auto& w : works) w->wait();
+  // The gather writes raw bytes, so the storage's version is where forward left it: what
+  // forward saved for backward is usable again (core/storage.h).
+  for (Param& p : params_) p.param.set_data(p.full);
+  gathered_ = true;
+}
+
+void FSDPUnit::release() {
+  if (!gathered_ || in_backward_) return;
+  for (Param& p : params_) {
+    p.param.set_data(p.shard.narrow(0, 0, p.local_rows));
+    p.padded_full.storage().drop_bytes();
+  }
+  gathered_ = false;
+}
+
+void FSDPUnit::before_backward() {
+  if (in_backward_) return;  // another output of the same call
+  in_backward_ = true;
+  autograd::queue_callback([this] { after_backward(); });
+  // The gradient of the rows accumulated so far waits aside: backward now produces whole ones.
+  for (Param& p : params_) {
+    p.stashed_grad = p.param.grad();
+    p.param.mutable_grad() = Tensor();
+    p.got_grad = false;
+  }
+  pending_ = params_.size();
+  gather();
+}
+
+void FSDPUnit::on_gradient(size_t index) {
+  Param& p = params_[index];
+  if (!in_backward_ || p.got_grad) return;
+  p.got_grad = true;
+  if (--pending_ == 0) reduce_gradients();
+}
+
+void FSDPUnit::after_backward() {
+  if (in_backward_) reduce_gradients();  // some parameter got no gradient: zeros for it
+}
+
+void FSDPUnit::reduce_gradients() {
+  NoGradGuard no_grad;
+  const int world = group_->size();
+  for (Param& p : params_) {
+    const Tensor& whole = p.param.grad();
+    Tensor input;
+    if (whole.defined() && p.full_sizes[0] == world * p.rows && whole.is_contiguous()) {
+      input = whole;
+    } else {
+      input = zeros(p.padded_full.sizes(), p.shard.options());
+      if (whole.defined()) input.narrow(0, 0, p.full_sizes[0]).copy_(whole);
+    }
+    Tensor reduced = empty(p.shard.sizes(), p.shard.options());
+    ReduceScatterOptions average;
+    average.reduceOp = ReduceOp::AVG;
+    group_->reduce_scatter(reduced, input, average)->wait();
+    Tensor mine = reduced.narrow(0, 0, p.local_rows);
+    p.param.mutable_grad() = Tensor();  // the whole gradient goes
+    p.param.set_data(p.shard.narrow(0, 0, p.local_rows));
+    p.param.mutable_grad() = p.stashed_grad.defined() ? p.stashed_grad.add_(mine) : mine;
+    p.stashed_grad = Tensor();
+    p.padded_full.storage().drop_bytes();
+  }
+  gathered_ = false;
+  in_backward_ = false;
+}
+
+}  // namespace glass::distributed
