@@ -15,7 +15,9 @@
 #include "core/error.h"
 #include "core/grad_mode.h"
 #include "core/ops/factories.h"
+#include "distributed/clip_grad.h"
 #include "distributed/distributed.h"
+#include "nn/utils/clip_grad.h"
 
 namespace glass::distributed {
 
@@ -259,6 +261,19 @@ void ZeroRedundancyOptimizer::step() {
     }
   }
   for (auto& [work, sent] : in_flight) work->wait();
+}
+
+double ZeroRedundancyOptimizer::clip_grad_norm_(double max_norm, double norm_type,
+                                                bool error_if_nonfinite) {
+  if (round_open_) finish_round();
+  std::vector<Tensor> owned_grads;
+  for (const Tensor& o : owned_) owned_grads.push_back(o.grad());
+  const double total = total_norm_across_ranks(
+      nn::utils::detail::local_norm_share(owned_grads, norm_type), norm_type, *group_);
+  // Stage 1 scales the whole flat gradient, so every .grad() the user reads agrees.
+  nn::utils::detail::scale_to_max_norm({options_.stage() == 1 ? flat_grad_ : grad_shard_}, total,
+                                       max_norm, error_if_nonfinite);
+  return total;
 }
 
 void ZeroRedundancyOptimizer::zero_grad() {

@@ -86,7 +86,11 @@ class ZeroRedundancyOptimizer {
   // Finishes the gradient reduction, steps the owned chunks, all-gathers the parameters.
   void step();
   // Zeroes the gradients (stage 1: the flat buffer the .grad()s view; stage 2: the shard).
+  // A model's own zero_grad() does not reach stage 2's shard: call this one.
   void zero_grad();
+  // clip_grad_norm_ over the whole (averaged) gradient, computed from the owned chunks and
+  // all-reduced; scales every gradient this rank keeps. Call between backward and step().
+  double clip_grad_norm_(double max_norm, double norm_type = 2.0, bool error_if_nonfinite = false);
 
   optim::Optimizer& local_optimizer() { return *optimizer_; }
   int stage() const { return options_.stage(); }

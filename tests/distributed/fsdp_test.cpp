@@ -16,6 +16,7 @@
 #include "core/ops/factories.h"
 #include "core/test_util.h"
 #include "distributed/backends/threads.h"
+#include "distributed/clip_grad.h"
 #include "distributed/distributed.h"
 #include "distributed/sharding_reference.h"
 #include "distributed/test_util.h"
@@ -46,13 +47,13 @@ void shard_mlp(Deep& model) {
 // FSDP on `world` ranks for the worker's 5 steps equals one process: every rank's rows of
 // every parameter equal the reference's same rows.
 template <class Model>
-void train_like_one_process(int world, bool adam = true) {
+void train_like_one_process(int world, bool adam = true, double clip = 0) {
   const auto batches = worker::global_batches();
   manual_seed(0);
   Model reference;
   Model initial;
   copy_params(*initial, *reference);
-  train_reference(reference, batches, world, adam);
+  train_reference(reference, batches, world, adam, clip);
   const auto expected = reference->named_parameters();
 
   run_threads(world, [&](int rank) {
@@ -67,6 +68,9 @@ void train_like_one_process(int world, bool adam = true) {
       Tensor x = b.x.narrow(0, rank * local, local);
       Tensor y = b.y.narrow(0, rank * local, local);
       nn::functional::cross_entropy(model(x), y).backward();
+      if (clip > 0) {
+        EXPECT_GT(clip_grad_norm_(model->parameters(), clip), clip);  // it clipped
+      }
       opt->step();
     }
     const auto mine = model->named_parameters();
@@ -93,6 +97,11 @@ TEST(Fsdp, TrainsTheMlpLikeOneProcessOnTwoAndFourRanks) {
 TEST(Fsdp, WithSgdMatchesOneProcessOnThePlainGlobalBatch) {
   train_like_one_process<MLP>(2, /*adam=*/false);
   train_like_one_process<MLP>(4, /*adam=*/false);
+}
+
+// Each rank holds the gradient of its rows: the norm is their shares, all-reduced.
+TEST(Fsdp, ClippingTheShardedGradientsMatchesOneProcess) {
+  train_like_one_process<MLP>(4, /*adam=*/false, /*clip=*/0.5);
 }
 
 TEST(Fsdp, TrainsATenLayerModelLikeOneProcess) {

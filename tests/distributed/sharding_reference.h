@@ -20,6 +20,7 @@
 #include "nn/modules/linear.h"
 #include "nn/optim/adam.h"
 #include "nn/optim/sgd.h"
+#include "nn/utils/clip_grad.h"
 
 namespace glass::distributed::testing {
 
@@ -89,10 +90,11 @@ inline std::unique_ptr<optim::Optimizer> make_optimizer(bool adam, std::vector<T
 // reference therefore forms the global batch's gradient as the ranks do: each rank's
 // local-batch gradient, summed in rank order and divided by the world size (the threads
 // backend's AVG). The same gradients, bit for bit; what is checked is ZeRO's sharded step.
-// With SGD (no division) the reference is the plain global batch.
+// With SGD (no division) the reference is the plain global batch. clip > 0: the gradients
+// are clipped to that norm before each step.
 template <class Model>
 void train_reference(Model& reference, const std::vector<worker::Batch>& batches, int world,
-                     bool adam) {
+                     bool adam, double clip = 0) {
   std::vector<Tensor> params = reference->parameters();
   std::unique_ptr<optim::Optimizer> opt = make_optimizer(adam, params);
   const int64_t local = worker::kGlobalBatch / world;
@@ -114,6 +116,7 @@ void train_reference(Model& reference, const std::vector<worker::Batch>& batches
       for (size_t i = 0; i < params.size(); ++i)
         params[i].mutable_grad() = sum[i].div_(static_cast<int64_t>(world));
     }
+    if (clip > 0) nn::utils::clip_grad_norm_(params, clip);
     opt->step();
   }
 }

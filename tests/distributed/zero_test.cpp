@@ -40,13 +40,14 @@ using worker::MLP;
 // ZeRO on `world` ranks for the worker's 5 steps equals one process (train_reference), and
 // every rank holds the same parameters after every step.
 template <class Model>
-void train_like_one_process(int world, const ZeroOptions& options, bool adam = true) {
+void train_like_one_process(int world, const ZeroOptions& options, bool adam = true,
+                            double clip = 0) {
   const auto batches = worker::global_batches();
   manual_seed(0);
   Model reference;
   Model initial;
   copy_params(*initial, *reference);
-  train_reference(reference, batches, world, adam);
+  train_reference(reference, batches, world, adam, clip);
   const ShardOptimizerFactory make = [adam](std::vector<Tensor> owned) {
     return testing::make_optimizer(adam, std::move(owned));
   };
@@ -64,6 +65,9 @@ void train_like_one_process(int world, const ZeroOptions& options, bool adam = t
       Tensor x = batches[s].x.narrow(0, rank * local, local);
       Tensor y = batches[s].y.narrow(0, rank * local, local);
       nn::functional::cross_entropy(model(x), y).backward();
+      if (clip > 0) {
+        EXPECT_GT(zero.clip_grad_norm_(clip), clip);  // it did clip
+      }
       zero.step();
       std::vector<Tensor> snapshot;
       for (const Tensor& p : model->parameters()) snapshot.push_back(p.detach().clone());
@@ -111,6 +115,12 @@ TEST(Zero, BothStagesTrainATenLayerModelLikeOneProcess) {
     train_like_one_process<Deep>(2, o);
     train_like_one_process<Deep>(4, o);
   }
+}
+
+// The norm of the whole gradient from the owned chunks, all-reduced; each rank scales its own.
+TEST(Zero, ClippingTheShardedGradientMatchesOneProcess) {
+  for (const ZeroOptions& o : {kStage1, kStage2})
+    train_like_one_process<MLP>(4, o, /*adam=*/false, /*clip=*/0.5);
 }
 
 TEST(Zero, OneBucketIsTheSpecsContiguousSlices) {
