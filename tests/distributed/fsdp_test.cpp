@@ -54,7 +54,11 @@ void train_like_one_process(int world, bool adam = true, double clip = 0) {
   Model initial;
   copy_params(*initial, *reference);
   train_reference(reference, batches, world, adam, clip);
-  const auto expected = reference->named_parameters();
+  // Detached copies: the rank threads read them at once, and an op on a tensor that requires
+  // grad would record into its (shared, not thread-safe) autograd state.
+  nn::NamedTensors expected;
+  for (const auto& [name, p] : reference->named_parameters())
+    expected.emplace_back(name, p.detach().clone());
 
   run_threads(world, [&](int rank) {
     init_process_group("threads");
