@@ -170,6 +170,33 @@ void adam_update(Tensor& p, const Tensor& grad, AdamParamState& s, const AdamHyp
 
 }  // namespace detail
 
+std::vector<std::pair<std::string, Tensor>> AdamParamState::state_tensors() const {
+  std::vector<std::pair<std::string, Tensor>> out = {
+      {"step", full({}, step_, TensorOptions(kInt64))}};
+  if (exp_avg_.defined()) out.emplace_back("exp_avg", exp_avg_);
+  if (exp_avg_sq_.defined()) out.emplace_back("exp_avg_sq", exp_avg_sq_);
+  if (max_exp_avg_sq_.defined()) out.emplace_back("max_exp_avg_sq", max_exp_avg_sq_);
+  return out;
+}
+
+void AdamParamState::set_state_tensor(const std::string& name, const Tensor& value) {
+  NoGradGuard no_grad;
+  if (name == "step") {
+    GLASS_CHECK(value.numel() == 1, "AdamParamState: 'step' must hold one number, got ",
+                value.numel());
+    step_ = value.to(kInt64).item<int64_t>();
+  } else if (name == "exp_avg") {
+    exp_avg_ = value.clone();
+  } else if (name == "exp_avg_sq") {
+    exp_avg_sq_ = value.clone();
+  } else if (name == "max_exp_avg_sq") {
+    max_exp_avg_sq_ = value.clone();
+  } else {
+    GLASS_CHECK(false, "AdamParamState has no slot '", name,
+                "' (it has step, exp_avg, exp_avg_sq, max_exp_avg_sq)");
+  }
+}
+
 Adam::Adam(std::vector<Tensor> params, AdamOptions defaults)
     : Adam(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))},
            std::move(defaults)) {}

@@ -128,6 +128,9 @@ class AdamParamState : public OptimizerParamState {
     max_exp_avg_sq_ = std::move(t);
     return *this;
   }
+  // "step" (0-dim int64), "exp_avg", "exp_avg_sq" and, with amsgrad, "max_exp_avg_sq".
+  std::vector<std::pair<std::string, Tensor>> state_tensors() const override;
+  void set_state_tensor(const std::string& name, const Tensor& value) override;
 
  private:
   int64_t step_ = 0;
@@ -142,6 +145,9 @@ class Adam : public Optimizer {
   Adam(std::vector<OptimizerParamGroup> param_groups, AdamOptions defaults = AdamOptions());
 
   Tensor step(LossClosure closure = nullptr) override;
+  std::unique_ptr<OptimizerParamState> make_param_state() const override {
+    return std::make_unique<AdamParamState>();
+  }
 };
 
 namespace detail {

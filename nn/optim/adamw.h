@@ -30,6 +30,9 @@ class AdamW : public Optimizer {
   AdamW(std::vector<OptimizerParamGroup> param_groups, AdamWOptions defaults = AdamWOptions());
 
   Tensor step(LossClosure closure = nullptr) override;
+  std::unique_ptr<OptimizerParamState> make_param_state() const override {
+    return std::make_unique<AdamWParamState>();
+  }
 };
 
 }  // namespace glass::optim

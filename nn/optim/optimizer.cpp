@@ -132,6 +132,27 @@ void Optimizer::check_grad(const char* op, const Tensor& p, const Tensor& grad) 
               "; move the gradient to the parameter's device");
 }
 
+void OptimizerParamState::set_state_tensor(const std::string& name, const Tensor&) {
+  GLASS_CHECK(false, "this optimizer state has no slot '", name,
+              "': its type does not override set_state_tensor()");
+}
+
+std::unique_ptr<OptimizerParamState> Optimizer::make_param_state() const {
+  GLASS_CHECK(false, "this optimizer does not override make_param_state(), so a checkpoint ",
+              "cannot create its state");
+  return nullptr;
+}
+
+OptimizerParamState& Optimizer::state_of(const Tensor& p) {
+  bool mine = false;
+  for (const auto& group : param_groups_)
+    for (const Tensor& q : group.params()) mine = mine || q.is_same(p);
+  GLASS_CHECK(mine, "Optimizer::state_of(): the tensor is not one of this optimizer's parameters");
+  auto& slot = state_[p.unsafeGetTensorImpl()];
+  if (!slot) slot = make_param_state();
+  return *slot;
+}
+
 void Optimizer::check_state(const char* op, const Tensor& p, const Tensor& state,
                             const char* name) {
   if (!state.defined()) return;

@@ -29,6 +29,7 @@
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -55,6 +56,13 @@ class OptimizerOptions {
 class OptimizerParamState {
  public:
   virtual ~OptimizerParamState() = default;
+  // The state as named tensors, for checkpoints: per-element ones shaped like the parameter
+  // ("exp_avg") and 0-dim counters ("step", int64). Undefined slots are left out.
+  // A state type of one's own that does not override these cannot be checkpointed.
+  virtual std::vector<std::pair<std::string, Tensor>> state_tensors() const { return {}; }
+  // Sets one slot from a tensor of state_tensors()'s kind (a copy is kept); an unknown
+  // name is an error naming the state's slots.
+  virtual void set_state_tensor(const std::string& name, const Tensor& value);
 };
 
 // A list of parameters and, optionally, options of their own. A group without options
@@ -116,6 +124,12 @@ class Optimizer {
   // Keyed by p.unsafeGetTensorImpl(); an entry appears at the first step that updates p.
   StateMap& state() { return state_; }
   const StateMap& state() const { return state_; }
+  // p's state, created empty (as before its first step) if p has none: where a checkpoint
+  // loads it. p must be one of this optimizer's parameters.
+  OptimizerParamState& state_of(const Tensor& p);
+  // An empty state of this optimizer's kind (the default: an error, for optimizers written
+  // elsewhere that do not say).
+  virtual std::unique_ptr<OptimizerParamState> make_param_state() const;
 
   // Throws unless a state tensor (`name`: "exp_avg", ...) still matches p's shape, dtype and
   // device. State is keyed by p's identity, so it survives Tensor::set_data — and a

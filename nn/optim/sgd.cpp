@@ -127,6 +127,18 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions defaults)
 SGD::SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<SGDOptions>(std::move(defaults))) {}
 
+std::vector<std::pair<std::string, Tensor>> SGDParamState::state_tensors() const {
+  if (!momentum_buffer_.defined()) return {};
+  return {{"momentum_buffer", momentum_buffer_}};
+}
+
+void SGDParamState::set_state_tensor(const std::string& name, const Tensor& value) {
+  GLASS_CHECK(name == "momentum_buffer", "SGDParamState has no slot '", name,
+              "' (it has momentum_buffer)");
+  NoGradGuard no_grad;
+  momentum_buffer_ = value.clone();
+}
+
 Tensor SGD::step(LossClosure closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard no_grad;

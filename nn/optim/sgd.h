@@ -82,6 +82,9 @@ class SGDParamState : public OptimizerParamState {
     momentum_buffer_ = std::move(buffer);
     return *this;
   }
+  // "momentum_buffer", once there is one.
+  std::vector<std::pair<std::string, Tensor>> state_tensors() const override;
+  void set_state_tensor(const std::string& name, const Tensor& value) override;
 
  private:
   Tensor momentum_buffer_;
@@ -93,6 +96,9 @@ class SGD : public Optimizer {
   SGD(std::vector<OptimizerParamGroup> param_groups, SGDOptions defaults);
 
   Tensor step(LossClosure closure = nullptr) override;
+  std::unique_ptr<OptimizerParamState> make_param_state() const override {
+    return std::make_unique<SGDParamState>();
+  }
 };
 
 }  // namespace glass::optim

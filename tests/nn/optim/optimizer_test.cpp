@@ -222,5 +222,36 @@ TEST(Optimizer, StateSurvivesSetDataAndAnotherShapeIsAnError) {
   EXPECT_GLASS_ERROR(sgd.step(), "SGD::step()", "momentum_buffer of float32 [2]");
 }
 
+// Checkpoints read and write state as named tensors; a state made by state_of() and filled
+// from another's tensors steps exactly like the original.
+TEST(Optimizer, StateAsNamedTensorsRoundTrips) {
+  Tensor p = tensor({1., 2.}).requires_grad_();
+  Tensor q = tensor({1., 2.}).requires_grad_();
+  Adam a({p}, AdamOptions(0.1)), b({q}, AdamOptions(0.1));
+  p.mutable_grad() = tensor({0.5, -1.});
+  a.step();
+  const auto& state = *a.state().begin()->second;
+  std::vector<std::string> names;
+  for (const auto& [name, t] : state.state_tensors()) {
+    names.push_back(name);
+    b.state_of(q).set_state_tensor(name, t);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"step", "exp_avg", "exp_avg_sq"}));
+  {
+    NoGradGuard no_grad;
+    q.copy_(p);
+  }
+  p.mutable_grad() = tensor({0.25, 2.});
+  q.mutable_grad() = tensor({0.25, 2.});
+  a.step();
+  b.step();
+  EXPECT_TRUE(p.equal(q));
+  EXPECT_GLASS_ERROR(b.state_of(q).set_state_tensor("momentum", tensor({1.})),
+                     "AdamParamState has no slot 'momentum'");
+  EXPECT_GLASS_ERROR(b.state_of(tensor({1.})), "not one of this optimizer's parameters");
+  SGD sgd({q}, SGDOptions(0.1).momentum(0.9));
+  EXPECT_TRUE(sgd.state_of(q).state_tensors().empty());  // no momentum buffer before a step
+}
+
 }  // namespace
 }  // namespace glass::optim
