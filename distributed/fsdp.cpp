@@ -30,7 +30,7 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::unordered_set<const nn::Module*> units;
-  std::unordered_set<const TensorImpl*> owned;
+  std::unordered_map<const TensorImpl*, RowShard> owned;  // each owned tensor's cut
 };
 
 Registry& registry() {
@@ -93,6 +93,14 @@ DimVector with_rows(const DimVector& sizes, int64_t rows) {
 }
 
 }  // namespace
+
+std::optional<RowShard> fsdp_row_shard(const Tensor& param) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  auto it = reg.owned.find(param.unsafeGetTensorImpl());
+  if (it == reg.owned.end()) return std::nullopt;
+  return it->second;
+}
 
 // [SECTION] fully_shard ----------------------------------------------------------------------
 
@@ -162,7 +170,9 @@ FSDPUnit::FSDPUnit(nn::Module& module, std::vector<Param> params,
   std::lock_guard<std::mutex> lock(reg.mutex);
   reg.units.insert(&module);
   for (size_t i = 0; i < params_.size(); ++i) {
-    reg.owned.insert(params_[i].param.unsafeGetTensorImpl());
+    const Param& p = params_[i];
+    reg.owned[p.param.unsafeGetTensorImpl()] =
+        RowShard{p.full_sizes, group_->rank() * p.rows, p.local_rows, p.rows};
     grad_hooks_.push_back(autograd::register_post_accumulate_grad_hook(
         params_[i].param, [this, i](const Tensor&) { on_gradient(i); }));
   }

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,17 @@ class FSDPUnit {
   bool in_backward_ = false;  // gathered for backward, gradients not yet reduced
   size_t pending_ = 0;        // gradients this backward still has to produce
 };
+
+// How an FSDP parameter is cut: its whole shape, and the rows [row_begin, row_begin + rows)
+// this rank holds (rows may be 0). Sharded checkpoints read it.
+struct RowShard {
+  DimVector full_sizes;
+  int64_t row_begin = 0;
+  int64_t rows = 0;
+  int64_t rows_per_rank = 0;  // ceil(d0 / N): rank q holds [q · this, …) up to d0
+};
+// The cut of `param` if a live unit owns it (the tensor a module holds), else nothing.
+std::optional<RowShard> fsdp_row_shard(const Tensor& param);
 
 // Makes `module` a unit: shards the parameters it owns (not those of units below it) and
 // hooks its forward and backward. Collective: every rank calls it for the same modules in
