@@ -149,10 +149,12 @@ std::shared_ptr<FSDPUnit> fully_shard(const std::shared_ptr<nn::Module>& module,
     p.param.mutable_grad() = Tensor();
     p.param.set_data(p.shard.narrow(0, 0, p.local_rows));
   }
-  auto state = std::make_shared<FSDPUnit>(*module, std::move(params), group);
+  // One order per thread: with the threads backend each rank is a thread with its units.
+  thread_local std::shared_ptr<FSDPUnit::Order> order = std::make_shared<FSDPUnit::Order>();
+  auto state = std::make_shared<FSDPUnit>(*module, std::move(params), group, options, order);
   if (state->params().empty()) return state;  // a root whose parameters the units below own
   module->register_forward_pre_hook(
-      [state](nn::Module&, std::vector<Tensor>&) { state->gather(); });
+      [state](nn::Module&, std::vector<Tensor>&) { state->before_forward(); });
   module->register_forward_hook(
       [state](nn::Module&, const std::vector<Tensor>&, std::vector<Tensor>&) { state->release(); });
   module->register_full_backward_pre_hook(
@@ -161,11 +163,14 @@ std::shared_ptr<FSDPUnit> fully_shard(const std::shared_ptr<nn::Module>& module,
 }
 
 FSDPUnit::FSDPUnit(nn::Module& module, std::vector<Param> params,
-                   std::shared_ptr<ProcessGroup> group)
+                   std::shared_ptr<ProcessGroup> group, FullyShardOptions options,
+                   std::shared_ptr<Order> order)
     : module_(&module),
       module_name_(module.name()),
       params_(std::move(params)),
-      group_(std::move(group)) {
+      group_(std::move(group)),
+      options_(options),
+      order_(std::move(order)) {
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   reg.units.insert(&module);
@@ -179,6 +184,15 @@ FSDPUnit::FSDPUnit(nn::Module& module, std::vector<Param> params,
 }
 
 FSDPUnit::~FSDPUnit() {
+  for (auto& w : inflight_) {
+    try {
+      w->wait();  // the transport writes into our storage until then
+    } catch (const std::exception&) {
+      // Reported to whoever waits on the group's next collective; nothing to add here.
+    }
+  }
+  auto& units = order_->units;
+  units.erase(std::remove(units.begin(), units.end(), this), units.end());
   for (size_t i = 0; i < grad_hooks_.size(); ++i)
     autograd::remove_post_accumulate_grad_hook(params_[i].param, grad_hooks_[i]);
   Registry& reg = registry();
@@ -189,14 +203,39 @@ FSDPUnit::~FSDPUnit() {
 
 // [SECTION] a unit at work -------------------------------------------------------------------
 
-void FSDPUnit::gather() {
-  if (gathered_) return;
+FSDPUnit* FSDPUnit::neighbour(int step) const {
+  const auto& units = order_->units;
+  const auto it = std::find(units.begin(), units.end(), this);
+  if (it == units.end()) return nullptr;
+  const auto index = (it - units.begin()) + step;
+  if (index < 0 || index >= static_cast<std::ptrdiff_t>(units.size())) return nullptr;
+  return units[static_cast<size_t>(index)];
+}
+
+void FSDPUnit::before_forward() {
+  // The first forward teaches the order; later ones follow it.
+  auto& units = order_->units;
+  if (std::find(units.begin(), units.end(), this) == units.end()) units.push_back(this);
+  gather();
+  if (options_.forward_prefetch) {
+    if (FSDPUnit* next = neighbour(+1); next && !next->gathered_ && next->inflight_.empty())
+      next->start_gather();
+  }
+}
+
+void FSDPUnit::start_gather() {
   NoGradGuard no_grad;
-  std::vector<std::shared_ptr<Work>> works;
   for (Param& p : params_) {
     p.padded_full.storage().restore_bytes();
-    works.push_back(group_->allgather(p.padded_full, p.shard));
+    inflight_.push_back(group_->allgather(p.padded_full, p.shard));
   }
+}
+
+void FSDPUnit::gather() {
+  if (gathered_) return;
+  if (inflight_.empty()) start_gather();  // not prefetched: gather now
+  std::vector<std::shared_ptr<Work>> works;
+  works.swap(inflight_);
   for (auto& w : works) w->wait();
   // The gather writes raw bytes, so the storage's version is where forward left it: what
   // forward saved for backward is usable again (core/storage.h).
@@ -225,6 +264,10 @@ void FSDPUnit::before_backward() {
   }
   pending_ = params_.size();
   gather();
+  if (options_.backward_prefetch) {
+    if (FSDPUnit* prev = neighbour(-1); prev && !prev->gathered_ && prev->inflight_.empty())
+      prev->start_gather();
+  }
 }
 
 void FSDPUnit::on_gradient(size_t index) {

@@ -27,10 +27,15 @@
 // Model state per rank in float32, Ψ parameters: 16Ψ/N (rows, their gradients, Adam's
 // moments), plus one gathered unit at a time (and its gradients, during its backward).
 //
-// Invariants: outside a unit's forward and backward its parameters are this rank's rows;
-// every rank issues the same collectives in the same order (units run in the order the
-// model's forward and backward run them, the same on every rank); each unit runs its
-// forward once per backward. Collectives here are synchronous: no prefetch yet.
+// Prefetch (each switchable per unit): a unit's forward can start the all-gather of the unit
+// that ran after it in the first forward, and its backward that of the unit that ran before
+// it, so the gather overlaps this unit's compute (two units gathered at once, at most).
+//
+// Invariants: outside a unit's forward and backward its parameters are this rank's rows
+// (a prefetched unit holds its gathered bytes, not yet its tensors' data, until it runs);
+// every rank issues the same collectives in the same order (units run — and prefetch — in
+// the order the model's forward and backward run them, the same on every rank); each unit
+// runs its forward once per backward.
 #pragma once
 
 #include <memory>
@@ -48,6 +53,12 @@ struct FullyShardOptions {
   // Copy rank 0's parameters to every rank before sharding (the ranks then agree however
   // each initialised its model), as FSDP1's sync_module_states.
   bool sync_module_states = true;
+  // Start the next unit's all-gather when this unit's forward starts (FSDP1's
+  // forward_prefetch; off by default there too: forward rarely waits long).
+  bool forward_prefetch = false;
+  // Start the all-gather of the unit backward reaches next (the one before this one in
+  // forward order) when this unit's backward starts (FSDP's BACKWARD_PRE, the default).
+  bool backward_prefetch = true;
 };
 
 // One unit's state; fully_shard returns it, and the module's hooks keep it alive.
@@ -66,14 +77,24 @@ class FSDPUnit {
     bool got_grad = false;   // this backward has produced its gradient
   };
 
-  FSDPUnit(nn::Module& module, std::vector<Param> params, std::shared_ptr<ProcessGroup> group);
+  // The units of one thread (one rank) in the order their forwards first ran; prefetch
+  // reads its neighbours from here.
+  struct Order {
+    std::vector<FSDPUnit*> units;
+  };
+
+  FSDPUnit(nn::Module& module, std::vector<Param> params, std::shared_ptr<ProcessGroup> group,
+           FullyShardOptions options, std::shared_ptr<Order> order);
   ~FSDPUnit();
 
   const std::vector<Param>& params() const { return params_; }
   bool is_gathered() const { return gathered_; }
+  // A prefetch has started this unit's all-gather, which its next use will wait for.
+  bool is_prefetched() const { return !inflight_.empty(); }
   const std::string& module_name() const { return module_name_; }
 
   // The hooks' work (public so the hooks can be plain lambdas; not for users).
+  void before_forward();
   void gather();   // all-gathers every parameter and points the tensors at the wholes
   void release();  // points the tensors at their rows and frees the wholes
   void before_backward();
@@ -82,12 +103,17 @@ class FSDPUnit {
 
  private:
   void reduce_gradients();
+  void start_gather();                  // restores the wholes' bytes and issues the all-gathers
+  FSDPUnit* neighbour(int step) const;  // in forward order: +1 next, -1 previous
 
   const nn::Module* module_;  // for the registry only: the module owns this unit
   std::string module_name_;
   std::vector<Param> params_;
   std::shared_ptr<ProcessGroup> group_;
   std::vector<unsigned> grad_hooks_;
+  FullyShardOptions options_;
+  std::shared_ptr<Order> order_;
+  std::vector<std::shared_ptr<Work>> inflight_;  // a started all-gather not yet waited for
   bool gathered_ = false;
   bool in_backward_ = false;  // gathered for backward, gradients not yet reduced
   size_t pending_ = 0;        // gradients this backward still has to produce

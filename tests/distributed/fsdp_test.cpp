@@ -33,21 +33,22 @@ using testing::train_reference;
 using worker::MLP;
 
 // Every Linear a unit, then the root (which then owns nothing).
-void shard_mlp(MLP& model) {
-  fully_shard(model->fc1);
-  fully_shard(model->fc2);
-  fully_shard(model->fc3);
-  fully_shard(model);
+void shard_mlp(MLP& model, FullyShardOptions o = {}) {
+  fully_shard(model->fc1, o);
+  fully_shard(model->fc2, o);
+  fully_shard(model->fc3, o);
+  fully_shard(model, o);
 }
-void shard_mlp(Deep& model) {
-  for (auto& layer : model->layers) fully_shard(layer);
-  fully_shard(model);
+void shard_mlp(Deep& model, FullyShardOptions o = {}) {
+  for (auto& layer : model->layers) fully_shard(layer, o);
+  fully_shard(model, o);
 }
 
 // FSDP on `world` ranks for the worker's 5 steps equals one process: every rank's rows of
 // every parameter equal the reference's same rows.
 template <class Model>
-void train_like_one_process(int world, bool adam = true, double clip = 0) {
+void train_like_one_process(int world, bool adam = true, double clip = 0,
+                            FullyShardOptions options = {}) {
   const auto batches = worker::global_batches();
   manual_seed(0);
   Model reference;
@@ -64,7 +65,7 @@ void train_like_one_process(int world, bool adam = true, double clip = 0) {
     init_process_group("threads");
     Model model;
     if (rank == 0) copy_params(*model, *initial);  // the others start elsewhere: rank 0's win
-    shard_mlp(model);
+    shard_mlp(model, options);
     auto opt = testing::make_optimizer(adam, model->parameters());
     const int64_t local = worker::kGlobalBatch / world;
     for (const worker::Batch& b : batches) {
@@ -111,6 +112,50 @@ TEST(Fsdp, ClippingTheShardedGradientsMatchesOneProcess) {
 TEST(Fsdp, TrainsATenLayerModelLikeOneProcess) {
   train_like_one_process<Deep>(2);
   train_like_one_process<Deep>(4);
+}
+
+// Prefetch moves gathers earlier, never changes a value.
+TEST(Fsdp, EveryPrefetchSettingTrainsLikeOneProcess) {
+  for (bool forward : {false, true}) {
+    for (bool backward : {false, true}) {
+      FullyShardOptions o;
+      o.forward_prefetch = forward;
+      o.backward_prefetch = backward;
+      train_like_one_process<Deep>(2, /*adam=*/true, /*clip=*/0, o);
+    }
+  }
+}
+
+// With forward prefetch, when a layer's forward starts the next layer's all-gather has been
+// issued; with backward prefetch, when a layer's backward starts, the previous layer's has.
+TEST(Fsdp, PrefetchStartsTheNeighboursGatherEarly) {
+  for (bool on : {false, true}) {
+    run_threads(2, [on](int) {
+      init_process_group("threads");
+      Deep model;
+      FullyShardOptions o;
+      o.forward_prefetch = on;
+      o.backward_prefetch = on;
+      std::vector<std::shared_ptr<FSDPUnit>> units;
+      for (auto& layer : model->layers) units.push_back(fully_shard(layer, o));
+      fully_shard(model, o);
+      std::vector<int> seen_forward, seen_backward;  // was layer 5 ready when layer 4 ran?
+      model->layers[4]->register_forward_hook(
+          [&](nn::Module&, const std::vector<Tensor>&, std::vector<Tensor>&) {
+            seen_forward.push_back(units[5]->is_prefetched());
+          });
+      model->layers[4]->register_full_backward_pre_hook([&](nn::Module&, std::vector<Tensor>&) {
+        seen_backward.push_back(units[3]->is_prefetched());
+      });
+      const Tensor x = ones({2, 784});
+      model(x).sum().backward();  // the first forward learns the order: nothing to prefetch
+      model(x).sum().backward();
+      EXPECT_EQ(seen_forward, (std::vector<int>{0, on ? 1 : 0}));
+      EXPECT_EQ(seen_backward, (std::vector<int>{on ? 1 : 0, on ? 1 : 0}));
+      for (const auto& unit : units) EXPECT_FALSE(unit->is_gathered() || unit->is_prefetched());
+      destroy_process_group();
+    });
+  }
 }
 
 // Between uses a unit holds its rows only; the whole parameter exists inside its forward and
