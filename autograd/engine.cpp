@@ -54,8 +54,13 @@ class CallbackScope {
   std::deque<std::function<void()>>* outer_;
 };
 
+// The ready queue pops its largest: nodes that run as soon as ready (AccumulateGrad), then
+// later-created nodes first; sequence numbers are unique, so the order is the same on every run.
 struct CompareSeq {
-  bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
+  bool operator()(Node* a, Node* b) const {
+    if (a->runs_as_soon_as_ready() != b->runs_as_soon_as_ready()) return b->runs_as_soon_as_ready();
+    return a->sequence_nr() < b->sequence_nr();
+  }
 };
 
 tensor_list run(const tensor_list& outputs, const tensor_list& grad_outputs, bool keep_graph,

@@ -74,6 +74,10 @@ class Node : public std::enable_shared_from_this<Node> {
   void set_num_inputs(uint32_t n) { num_inputs_ = n; }
   // Creation order: the engine runs later nodes first, which is always a valid order.
   uint64_t sequence_nr() const { return sequence_nr_; }
+  // Whether the engine runs this node as soon as it is ready, before any other: AccumulateGrad
+  // does, as in PyTorch, so a leaf's gradient is stored (and its hooks fire: DDP's and ZeRO's
+  // buckets) when it is ready, and the tensor backward produced is freed then, not at the end.
+  virtual bool runs_as_soon_as_ready() const { return false; }
 
   // A function of the gradient arriving at input `input_nr`, run before apply(): the
   // tensor hooks of a non-leaf output, in registration order, then its retain_grad() hook

@@ -76,6 +76,7 @@ class AccumulateGrad : public Node {
   explicit AccumulateGrad(Tensor variable) : variable_(std::move(variable)) {}
   std::string name() const override { return "AccumulateGrad"; }
   tensor_list apply(tensor_list&& grads) override;
+  bool runs_as_soon_as_ready() const override { return true; }
   const Tensor& variable() const { return variable_; }
 
  private:
