@@ -1,6 +1,10 @@
 // tests/autograd/engine_test.cpp — the engine on hand-worked graphs, and its errors.
 #include "autograd/engine.h"
 
+#include <cmath>
+#include <string>
+#include <vector>
+
 #include "autograd/node.h"
 #include "core/device_test.h"
 #include "core/test_util.h"
@@ -134,6 +138,20 @@ TEST_P(Engine, BroadcastGradientsSumBackToTheInputShape) {
 
 namespace glass {
 namespace {
+
+// A leaf's gradient is stored as soon as it is ready (AccumulateGrad before any other ready
+// node, as in PyTorch), not when the engine reaches the accumulator's creation order: w's
+// accumulator is created first here, so by creation order it would run last.
+TEST_P(Engine, AccumulateGradRunsAsSoonAsItIsReady) {
+  Tensor w = on(tensor({1., 2.})).requires_grad_(), v = on(tensor({0.5, 1.})).requires_grad_();
+  Tensor early = w * 1;  // creates w's AccumulateGrad before everything below
+  std::vector<std::string> order;
+  autograd::register_post_accumulate_grad_hook(w, [&](const Tensor&) { order.push_back("w"); });
+  autograd::register_post_accumulate_grad_hook(v, [&](const Tensor&) { order.push_back("v"); });
+  (w * v.exp()).sum().backward();  // MulBackward readies w's accumulator and v's ExpBackward
+  EXPECT_EQ(order, (std::vector<std::string>{"w", "v"}));
+  EXPECT_TRUE(close(w.grad(), {std::exp(0.5), std::exp(1.)}));
+}
 
 TEST_P(Engine, HooksAndRetainGrad) {
   Tensor x = on(tensor({1., 2.})).requires_grad_();
