@@ -1,10 +1,11 @@
 // distributed/process_group.cpp — what every backend shares: checks, numbering, staging,
 // the communication thread, AVG, events, the DETAIL fingerprint check and failure diagnosis.
 //
-// Invariant: a public method either throws (the arguments are wrong; nothing was queued and
-// no sequence number was used) or queues exactly one task and returns its Work; the
-// communication thread runs tasks in queue order and finishes every task's Work exactly
-// once, so stop() — which drains the queue — leaves no Work pending.
+// Invariant: a public method either throws (the arguments are wrong, or the group gave up;
+// nothing was queued and no sequence number was used) or queues exactly one task and
+// returns its Work; every task's Work completes exactly once — on the communication thread,
+// in queue order, or at once for all of them when a backend gives up on the group
+// (abandon_running_collective) — so stop(), which drains the queue, leaves no Work pending.
 //
 // [SECTION] debug level  [SECTION] argument checks  [SECTION] the communication thread
 // [SECTION] collectives  [SECTION] default gather/scatter  [SECTION] point-to-point
@@ -128,6 +129,7 @@ struct ProcessGroup::Impl {
   const char* running_op = nullptr;
   uint64_t running_seq = 0;
   bool running_abandoned = false;
+  std::string broken;  // why the group gave up (abandon_running_collective); "" while usable
 };
 
 ProcessGroup::ProcessGroup(int rank, int size, Options options)
@@ -250,17 +252,29 @@ bool ProcessGroup::abandon_running_collective(const std::string& reason) {
   std::shared_ptr<Work> work;
   const char* op = nullptr;
   uint64_t seq = 0;
+  std::deque<Task> queued;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    if (!impl_->running) return false;
-    impl_->running_abandoned = true;
-    work = impl_->running;
-    op = impl_->running_op;
-    seq = impl_->running_seq;
+    // The group is done for: nothing new is queued, and what waits behind the stuck
+    // collective fails now rather than at the transport's timeout.
+    impl_->broken = reason;
+    queued.swap(impl_->queue);
+    if (impl_->running) {
+      impl_->running_abandoned = true;
+      work = impl_->running;
+      op = impl_->running_op;
+      seq = impl_->running_seq;
+    }
   }
   // Outside the lock: the diagnosis waits on the store, and callbacks may queue collectives.
-  work->finish_if_pending(std::make_exception_ptr(Error(failure_message(op, seq, reason))));
-  return true;
+  if (work)
+    work->finish_if_pending(std::make_exception_ptr(Error(failure_message(op, seq, reason))));
+  for (Task& task : queued) {
+    task.work->finish(std::make_exception_ptr(Error(
+        detail::str_cat(task.op, " #", task.ctx.seq, ": the ", backend_name(), " process group '",
+                        options_.group_name, "' is unusable: ", reason))));
+  }
+  return work != nullptr;
 }
 
 bool ProcessGroup::transport_stuck() const {
@@ -296,6 +310,8 @@ std::shared_ptr<Work> ProcessGroup::enqueue(const char* op, std::chrono::millise
     std::lock_guard<std::mutex> lock(impl_->mutex);
     GLASS_CHECK(!impl_->stopping, op, ": the ", backend_name(), " process group '",
                 options_.group_name, "' is shutting down");
+    GLASS_CHECK(impl_->broken.empty(), op, ": the ", backend_name(), " process group '",
+                options_.group_name, "' is unusable: ", impl_->broken);
     task.ctx.seq = impl_->next_seq++;
     task.work = std::make_shared<Work>(op, task.ctx.seq, timeout, std::move(outputs));
     if (options_.store) {

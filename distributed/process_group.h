@@ -157,10 +157,12 @@ class ProcessGroup : public std::enable_shared_from_this<ProcessGroup> {
 
   // The sequence number of the collective the communication thread runs now, if any.
   std::optional<uint64_t> running_collective() const;
-  // Fails the running collective's Work now, with the message the communication thread
-  // would give it for `reason`, while that thread is still inside the transport; its own
-  // finish comes later and is ignored. For a backend that learns of a failure its transport
-  // missed (gloo: a peer that died mid-message). Returns false when no collective runs.
+  // Gives up on the group: fails the running collective's Work now, with the message the
+  // communication thread would give it for `reason`, while that thread is still inside the
+  // transport (its own finish comes later and is ignored), fails every queued collective,
+  // and makes every later call an error naming `reason`. For a backend that learns of a
+  // failure its transport missed (gloo: a peer that died mid-message). Returns whether a
+  // collective was running.
   bool abandon_running_collective(const std::string& reason);
 
  private:

@@ -196,7 +196,13 @@ GlooProcessGroup::~GlooProcessGroup() {
       watch_stopping_ = true;
     }
     watch_wake_.notify_all();
-    watchdog_.join();
+    // A then() callback of the Work the watchdog failed may drop the last reference to this
+    // group; the watchdog touches nothing after that, so it is let go rather than joined.
+    if (watchdog_.get_id() == std::this_thread::get_id()) {
+      watchdog_.detach();
+    } else {
+      watchdog_.join();
+    }
   }
   stop();  // no collective runs past this line
   abandon_pending_p2p();
@@ -273,8 +279,8 @@ std::string GlooProcessGroup::broken_reason() const {
 // posted, but not to the receive whose message it is reading when the peer dies: that one
 // waits out the whole timeout (30 minutes by default). The store learns of the death from its
 // own connection to the dead process ("glass/exited/any", set by init_process_group), so
-// this thread asks it — only while a collective is making no progress, so a healthy job
-// never touches the store.
+// this thread asks it — only while one collective has run for more than a tick (every
+// kWatchTick after that), so a job of short collectives never touches the store.
 void GlooProcessGroup::watch_for_dead_peers() {
   std::optional<uint64_t> seen;  // the collective running at the last tick
   bool suspect = false;          // a rank exited while the same collective kept running
@@ -311,6 +317,9 @@ void GlooProcessGroup::watch_for_dead_peers() {
 }
 
 void GlooProcessGroup::give_up_on_dead_peer() {
+  // A then() callback of a Work failed below may drop the last reference to this group:
+  // keep it alive until this function is done with it (the destructor then runs here).
+  const std::shared_ptr<ProcessGroup> keep = weak_from_this().lock();
   const std::string reason = connections_closed(exited_ranks()) +
                              detail::str_cat(" (recorded by the store; gloo was still waiting ",
                                              kExitGrace.count(), " ms later)");
@@ -318,15 +327,16 @@ void GlooProcessGroup::give_up_on_dead_peer() {
     std::lock_guard<std::mutex> lock(watch_mutex_);
     broken_ = reason;
   }
-  // Closed connections deliver nothing more into our tensors, and wake whatever gloo can.
-  context_->closeConnections();
+  // The collective's failure first, so it carries this message whichever thread wakes first.
   std::list<std::shared_ptr<PendingP2P>> pending;
   {
     std::lock_guard<std::mutex> lock(p2p_mutex_);
     pending = p2p_;
   }
-  abort_pending_p2p_waits(pending);
   abandon_running_collective(reason);
+  // Closed connections deliver nothing more into our tensors, and wake whatever gloo can.
+  context_->closeConnections();
+  abort_pending_p2p_waits(pending);
 }
 
 // [SECTION] Collectives.
