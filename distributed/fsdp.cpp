@@ -178,6 +178,8 @@ FSDPUnit::FSDPUnit(nn::Module& module, std::vector<Param> params,
     const Param& p = params_[i];
     reg.owned[p.param.unsafeGetTensorImpl()] =
         RowShard{p.full_sizes, group_->rank() * p.rows, p.local_rows, p.rows};
+    if (!p.param.requires_grad()) continue;  // frozen: sharded, never reduced
+    hooks_of_.push_back(i);
     grad_hooks_.push_back(autograd::register_post_accumulate_grad_hook(
         params_[i].param, [this, i](const Tensor&) { on_gradient(i); }));
   }
@@ -193,8 +195,8 @@ FSDPUnit::~FSDPUnit() {
   }
   auto& units = order_->units;
   units.erase(std::remove(units.begin(), units.end(), this), units.end());
-  for (size_t i = 0; i < grad_hooks_.size(); ++i)
-    autograd::remove_post_accumulate_grad_hook(params_[i].param, grad_hooks_[i]);
+  for (size_t k = 0; k < grad_hooks_.size(); ++k)
+    autograd::remove_post_accumulate_grad_hook(params_[hooks_of_[k]].param, grad_hooks_[k]);
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   for (const Param& p : params_) reg.owned.erase(p.param.unsafeGetTensorImpl());
@@ -216,6 +218,7 @@ void FSDPUnit::before_forward() {
   // The first forward teaches the order; later ones follow it.
   auto& units = order_->units;
   if (std::find(units.begin(), units.end(), this) == units.end()) units.push_back(this);
+  backward_done_ = false;
   gather();
   if (options_.forward_prefetch) {
     if (FSDPUnit* next = neighbour(+1); next && !next->gathered_ && next->inflight_.empty())
@@ -262,10 +265,13 @@ void FSDPUnit::before_backward() {
     p.param.mutable_grad() = Tensor();
     p.got_grad = false;
   }
-  pending_ = params_.size();
+  pending_ = hooks_of_.size();
   gather();
+  // Not a unit whose backward has run already (the root, whose outputs come first): its
+  // next use is the next forward, after the optimizer has changed its rows.
   if (options_.backward_prefetch) {
-    if (FSDPUnit* prev = neighbour(-1); prev && !prev->gathered_ && prev->inflight_.empty())
+    if (FSDPUnit* prev = neighbour(-1);
+        prev && !prev->gathered_ && prev->inflight_.empty() && !prev->backward_done_)
       prev->start_gather();
   }
 }
@@ -279,12 +285,27 @@ void FSDPUnit::on_gradient(size_t index) {
 
 void FSDPUnit::after_backward() {
   if (in_backward_) reduce_gradients();  // some parameter got no gradient: zeros for it
+  // A gather prefetched for a backward that did not come (a unit this pass skipped) would be
+  // stale by the next forward: wait for it and drop it.
+  for (FSDPUnit* unit : order_->units) {
+    if (unit->gathered_ || unit->inflight_.empty()) continue;
+    for (auto& w : unit->inflight_) w->wait();
+    unit->inflight_.clear();
+    for (Param& p : unit->params_) p.padded_full.storage().drop_bytes();
+  }
 }
 
 void FSDPUnit::reduce_gradients() {
   NoGradGuard no_grad;
   const int world = group_->size();
   for (Param& p : params_) {
+    if (!p.param.requires_grad()) {  // frozen: back to its rows, no gradient
+      p.param.set_data(p.shard.narrow(0, 0, p.local_rows));
+      p.param.mutable_grad() = p.stashed_grad;
+      p.stashed_grad = Tensor();
+      p.padded_full.storage().drop_bytes();
+      continue;
+    }
     const Tensor& whole = p.param.grad();
     Tensor input;
     if (whole.defined() && p.full_sizes[0] == world * p.rows && whole.is_contiguous()) {
@@ -306,6 +327,7 @@ void FSDPUnit::reduce_gradients() {
   }
   gathered_ = false;
   in_backward_ = false;
+  backward_done_ = true;
 }
 
 }  // namespace glass::distributed

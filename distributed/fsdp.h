@@ -31,6 +31,11 @@
 // that ran after it in the first forward, and its backward that of the unit that ran before
 // it, so the gather overlaps this unit's compute (two units gathered at once, at most).
 //
+// A parameter that does not require grad is sharded and gathered like the others, and never
+// reduced. Every rank must produce gradients for the same parameters in each backward (a
+// unit reduces when its last gradient arrives, or at the end of backward for one that got
+// none — zeros then; ranks that disagree would issue collectives in different orders).
+//
 // Invariants: outside a unit's forward and backward its parameters are this rank's rows
 // (a prefetched unit holds its gathered bytes, not yet its tensors' data, until it runs);
 // every rank issues the same collectives in the same order (units run — and prefetch — in
@@ -111,12 +116,14 @@ class FSDPUnit {
   std::vector<Param> params_;
   std::shared_ptr<ProcessGroup> group_;
   std::vector<unsigned> grad_hooks_;
+  std::vector<size_t> hooks_of_;  // the parameter each grad hook is on (those requiring grad)
   FullyShardOptions options_;
   std::shared_ptr<Order> order_;
   std::vector<std::shared_ptr<Work>> inflight_;  // a started all-gather not yet waited for
   bool gathered_ = false;
-  bool in_backward_ = false;  // gathered for backward, gradients not yet reduced
-  size_t pending_ = 0;        // gradients this backward still has to produce
+  bool in_backward_ = false;    // gathered for backward, gradients not yet reduced
+  bool backward_done_ = false;  // reduced since its last forward: not to be prefetched
+  size_t pending_ = 0;          // gradients this backward still has to produce
 };
 
 // How an FSDP parameter is cut: its whole shape, and the rows [row_begin, row_begin + rows)

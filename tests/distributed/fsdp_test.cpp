@@ -126,6 +126,49 @@ TEST(Fsdp, EveryPrefetchSettingTrainsLikeOneProcess) {
   }
 }
 
+// The root owns fc3 (no unit below it does), and its outputs' gradients come first in
+// backward: fc1's backward must not prefetch the root again — that gather would be stale by
+// the next forward, after the step.
+TEST(Fsdp, ARootWithParametersOfItsOwnIsNotPrefetchedStale) {
+  const auto batches = worker::global_batches();
+  manual_seed(0);
+  MLP reference;
+  MLP initial;
+  copy_params(*initial, *reference);
+  train_reference(reference, batches, 2, /*adam=*/false);
+  nn::NamedTensors expected;
+  for (const auto& [name, p] : reference->named_parameters())
+    expected.emplace_back(name, p.detach().clone());
+  run_threads(2, [&](int rank) {
+    init_process_group("threads");
+    MLP model;
+    if (rank == 0) copy_params(*model, *initial);
+    FullyShardOptions o;
+    o.forward_prefetch = o.backward_prefetch = true;
+    fully_shard(model->fc1, o);
+    fully_shard(model->fc2, o);
+    auto root = fully_shard(model, o);
+    EXPECT_EQ(root->params().size(), 2u);  // fc3.weight, fc3.bias
+    auto opt = testing::make_optimizer(false, model->parameters());
+    for (const worker::Batch& b : batches) {
+      opt->zero_grad();
+      Tensor x = b.x.narrow(0, rank * 16, 16), y = b.y.narrow(0, rank * 16, 16);
+      nn::functional::cross_entropy(model(x), y).backward();
+      EXPECT_FALSE(root->is_prefetched() || root->is_gathered());
+      opt->step();
+    }
+    const auto mine = model->named_parameters();
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const int64_t rows = (expected[i].second.size(0) + 1) / 2;
+      if (mine[i].second.size(0) == 0) continue;
+      expect_close(mine[i].second,
+                   expected[i].second.narrow(0, rank * rows, mine[i].second.size(0)),
+                   mine[i].first);
+    }
+    destroy_process_group();
+  });
+}
+
 // With forward prefetch, when a layer's forward starts the next layer's all-gather has been
 // issued; with backward prefetch, when a layer's backward starts, the previous layer's has.
 TEST(Fsdp, PrefetchStartsTheNeighboursGatherEarly) {
