@@ -210,9 +210,15 @@ void ZeroRedundancyOptimizer::launch(Bucket& b) {
   ReduceScatterOptions average;
   average.reduceOp = ReduceOp::AVG;
   b.work = group_->reduce_scatter(b.reduced, b.buffer, average);
-  // Free what earlier buckets no longer need, so few whole buckets are alive at once.
-  for (Bucket& other : buckets_)
-    if (&other != &b && other.work && other.work->is_completed()) harvest(other);
+  in_flight_.push_back(&b);
+  // Free what earlier buckets no longer need. When the transport is slower than backward,
+  // whole buckets would pile up until the gradient was all there again: past
+  // kBucketsInFlight, backward waits for the oldest.
+  while (!in_flight_.empty() &&
+         (in_flight_.front()->work->is_completed() || in_flight_.size() > kBucketsInFlight)) {
+    harvest(*in_flight_.front());
+    in_flight_.pop_front();
+  }
 }
 
 void ZeroRedundancyOptimizer::harvest(Bucket& b) {
@@ -231,6 +237,7 @@ void ZeroRedundancyOptimizer::finish_round() {
   // hold: every rank reaches this point with the same buckets left, in the same order.
   for (Bucket& b : buckets_)
     if (!b.launched) launch(b);
+  in_flight_.clear();
   for (Bucket& b : buckets_) {
     if (b.work) harvest(b);
     b.launched = false;

@@ -29,7 +29,8 @@
 // Stage 2 (+ gradients): a bucket's gradients are copied into a bucket buffer and freed; the
 // bucket is reduce-scattered, and each rank adds its chunk to a gradient shard of 1/N.
 // Model state in float32, Ψ parameters: stage 1 keeps 4Ψ (parameters) + 4Ψ (gradients) +
-// 8Ψ/N (Adam's moments); stage 2 keeps 4Ψ + 4Ψ/N + 8Ψ/N, plus the buckets in flight.
+// 8Ψ/N (Adam's moments); stage 2 keeps 4Ψ + 4Ψ/N + 8Ψ/N, plus at most two buckets in
+// flight (backward waits for the oldest when a third is ready).
 //
 // Invariants: after construction and after every step() every rank holds the same
 // parameters (the owners' values); the owned chunks' gradients are the average over ranks
@@ -39,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -133,6 +135,9 @@ class ZeroRedundancyOptimizer {
   Tensor flat_grad_;   // stage 1: their gradients (each .grad() is a view)
   Tensor grad_shard_;  // stage 2: the owned chunks' gradients, bucket after bucket
   std::vector<Bucket> buckets_;
+  // Stage 2: buckets launched and not yet harvested, oldest first; at most kBucketsInFlight.
+  std::deque<Bucket*> in_flight_;
+  static constexpr size_t kBucketsInFlight = 2;
   std::vector<Tensor> owned_;  // one leaf per bucket: the chunk this rank owns
   std::unique_ptr<optim::Optimizer> optimizer_;
   bool round_open_ = false;  // a backward has delivered gradients; finish_round not yet run
