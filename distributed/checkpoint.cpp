@@ -156,17 +156,25 @@ void save_sharded_checkpoint(const std::string& dir, const nn::Module& model,
   const std::string context = "save_sharded_checkpoint(" + dir + ")";
 
   // This save's number: one past the committed checkpoint's, agreed from rank 0.
+  // (-1: rank 0 could not read the index there; every rank stops, none waits.)
   Tensor number = zeros({1}, TensorOptions(kInt64));
+  std::string error;
   if (rank == 0) {
-    int64_t previous = 0;
-    if (fs::exists(fs::path(dir) / kIndex)) previous = read_index(dir, context).value("save", 0);
-    number.data_ptr<int64_t>()[0] = previous + 1;
+    try {
+      int64_t previous = 0;
+      if (fs::exists(fs::path(dir) / kIndex)) previous = read_index(dir, context).value("save", 0);
+      number.data_ptr<int64_t>()[0] = previous + 1;
+    } catch (const std::exception& e) {
+      error = e.what();
+      number.data_ptr<int64_t>()[0] = -1;
+    }
   }
   group->broadcast(number, BroadcastOptions{})->wait();
   const int64_t save = number.data_ptr<int64_t>()[0];
+  GLASS_CHECK(save > 0,
+              error.empty() ? context + ": rank 0 could not read the checkpoint there" : error);
 
   const std::vector<Item> items = items_of(model, optimizer);
-  std::string error;
   try {
     fs::create_directories(dir);
     nn::NamedTensors mine;
@@ -332,6 +340,13 @@ void load_sharded_checkpoint(const std::string& dir, nn::Module& model,
     }
   }
 
+  // The optimizer's part could still fail (a parameter it does not have, a slot its state
+  // does not know): try every slot on scratch states first.
+  for (const StateSlot& s : states) {
+    GLASS_CHECK(optimizer->has_parameter(s.param), context,
+                ": the optimizer does not hold the parameter the checkpoint has state for");
+    optimizer->make_param_state()->set_state_tensor(s.slot, s.value);
+  }
   NoGradGuard no_grad;
   for (auto& [t, values] : model_copies) Tensor(t).copy_(values);
   for (const StateSlot& s : states) optimizer->state_of(s.param).set_state_tensor(s.slot, s.value);

@@ -143,11 +143,16 @@ std::unique_ptr<OptimizerParamState> Optimizer::make_param_state() const {
   return nullptr;
 }
 
-OptimizerParamState& Optimizer::state_of(const Tensor& p) {
-  bool mine = false;
+bool Optimizer::has_parameter(const Tensor& p) const {
   for (const auto& group : param_groups_)
-    for (const Tensor& q : group.params()) mine = mine || q.is_same(p);
-  GLASS_CHECK(mine, "Optimizer::state_of(): the tensor is not one of this optimizer's parameters");
+    for (const Tensor& q : group.params())
+      if (q.is_same(p)) return true;
+  return false;
+}
+
+OptimizerParamState& Optimizer::state_of(const Tensor& p) {
+  GLASS_CHECK(has_parameter(p),
+              "Optimizer::state_of(): the tensor is not one of this optimizer's parameters");
   auto& slot = state_[p.unsafeGetTensorImpl()];
   if (!slot) slot = make_param_state();
   return *slot;

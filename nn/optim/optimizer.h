@@ -127,6 +127,7 @@ class Optimizer {
   // p's state, created empty (as before its first step) if p has none: where a checkpoint
   // loads it. p must be one of this optimizer's parameters.
   OptimizerParamState& state_of(const Tensor& p);
+  bool has_parameter(const Tensor& p) const;
   // An empty state of this optimizer's kind (the default: an error, for optimizers written
   // elsewhere that do not say).
   virtual std::unique_ptr<OptimizerParamState> make_param_state() const;

@@ -243,11 +243,27 @@ TEST(ShardedCheckpoint, LoadsThatCannotSucceedChangeNothing) {
     save_sharded_checkpoint(dir.path, *model);
     destroy_process_group();
   });
-  MLP other(784, 32, 10);  // fc1 is [32, 784] here, [64, 784] in the file
-  const Tensor before = other->fc1->bias.detach().clone();
-  EXPECT_GLASS_ERROR(load_sharded_checkpoint(dir.path, *other), "'fc1.weight' is [64, 784]",
-                     "but [32, 784] here");
-  EXPECT_TRUE(other->fc1->bias.equal(before));
+  MLP other(784, 64, 12);  // fc3 (read last) has 12 rows here, 10 in the file
+  const Tensor before = other->fc1->weight.detach().clone();
+  EXPECT_GLASS_ERROR(load_sharded_checkpoint(dir.path, *other), "'fc3.weight' is [10, 64]",
+                     "but [12, 64] here");
+  EXPECT_TRUE(other->fc1->weight.equal(before));  // read before the error, not written
+  // An SGD checkpoint into Adam: the model could load, the state cannot; neither does.
+  run_threads(1, [&](int) {
+    init_process_group("threads");
+    MLP model = small_mlp();
+    auto opt = sgd(model);
+    train_steps(model, *opt, 1, 0, 0, 1);
+    save_sharded_checkpoint(dir.path, *model, opt.get());
+    destroy_process_group();
+  });
+  MLP target = small_mlp();
+  optim::Adam adam(target->parameters());
+  const Tensor kept = target->fc2->weight.detach().clone();
+  EXPECT_GLASS_ERROR(load_sharded_checkpoint(dir.path, *target, &adam),
+                     "AdamParamState has no slot 'momentum_buffer'");
+  EXPECT_TRUE(target->fc2->weight.equal(kept));
+  EXPECT_TRUE(adam.state().empty());
 }
 
 }  // namespace
