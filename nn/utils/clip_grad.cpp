@@ -27,7 +27,8 @@ double local_norm_share(const std::vector<Tensor>& grads, double norm_type) {
   for (const Tensor& g : grads) {
     if (g.numel() == 0) continue;
     if (std::isinf(norm_type)) {
-      share = std::max(share, g.abs().max().item<double>());
+      const double largest = g.abs().max().item<double>();
+      if (std::isnan(largest) || largest > share) share = largest;  // a NaN stays: not max()'s
     } else {
       share += std::pow(g.norm(norm_type).item<double>(), norm_type);
     }

@@ -8,8 +8,9 @@
 // The total norm is the p-norm of all gradients taken as one vector (computed as PyTorch
 // does: each gradient's norm, then the norm of those). If it exceeds max_norm every gradient
 // is scaled by max_norm / (total + 1e-6). Parameters without a gradient are skipped.
-// Sharded gradients (ZeRO, FSDP) need the norm summed across ranks:
-// distributed::clip_grad_norm_ builds on the two pieces below.
+// Sharded gradients need the norm summed across ranks: for FSDP, distributed::
+// clip_grad_norm_(model->parameters(), ...); for ZeRO, ZeroRedundancyOptimizer::clip_grad_norm_
+// (its .grad()s are whole in stage 1, absent in stage 2). Both build on the pieces below.
 #pragma once
 
 #include <vector>

@@ -1,6 +1,8 @@
 // tests/core/events_rank_test.cpp — events carry the rank of whoever published them:
 // the process's rank, a thread's override (threads-backend ranks), or an explicit one.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -114,11 +116,24 @@ TEST(EventsRank, OpEventsCarryTheThreadRank) {
 // the caller's (with the threads backend, the pool is shared by every rank).
 TEST(EventsRank, PoolThreadsPublishWithTheCallersRank) {
   if (get_num_threads() < 2) GTEST_SKIP() << "one thread: no pool worker to check";
-  std::vector<int32_t> ranks = ranks_of_bucket_events([] {
+  const auto caller = std::this_thread::get_id();
+  std::atomic<bool> worker_ran{false};
+  std::vector<int32_t> ranks = ranks_of_bucket_events([&] {
     events::ThreadRankGuard rank(3);
-    parallel_for(0, 64, 1, [](int64_t, int64_t) { publish_bucket(); });
+    parallel_for(0, 64, 1, [&](int64_t, int64_t) {
+      if (std::this_thread::get_id() != caller) {
+        worker_ran = true;
+        publish_bucket();
+        return;
+      }
+      // The caller's chunks wait (boundedly) for a worker to take one, so a worker does
+      // publish even when the caller could have run all 64 chunks by itself.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (!worker_ran && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+      publish_bucket();
+    });
   });
-  ASSERT_FALSE(ranks.empty());
+  ASSERT_TRUE(worker_ran) << "no pool worker ran a chunk within 2 s";
   EXPECT_TRUE(std::all_of(ranks.begin(), ranks.end(), [](int32_t r) { return r == 3; }));
 }
 
