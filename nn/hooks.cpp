@@ -64,28 +64,36 @@ void RemovableHandle::remove() {
   erase_id(hooks->backward_pre, id_);
 }
 
+namespace {
+
+// Appends `hook` to `list` under a fresh id of `hooks` (made on first use) and returns its
+// handle. `what`: the registering method, for the message about an empty function.
+template <class Hook>
+RemovableHandle add_hook(std::shared_ptr<detail::ModuleHooks>& hooks,
+                         std::vector<std::pair<uint64_t, Hook>> detail::ModuleHooks::*list,
+                         Hook hook, const std::string& module, const char* what) {
+  GLASS_CHECK(hook != nullptr, module, ": ", what, "() got an empty function");
+  if (!hooks) hooks = std::make_shared<detail::ModuleHooks>();
+  const uint64_t id = hooks->next_id++;
+  ((*hooks).*list).emplace_back(id, std::move(hook));
+  return RemovableHandle(hooks, id);
+}
+
+}  // namespace
+
 RemovableHandle Module::register_forward_pre_hook(ForwardPreHook hook) {
-  GLASS_CHECK(hook != nullptr, name_, ": register_forward_pre_hook() got an empty function");
-  if (!hooks_) hooks_ = std::make_shared<detail::ModuleHooks>();
-  const uint64_t id = hooks_->next_id++;
-  hooks_->forward_pre.emplace_back(id, std::move(hook));
-  return RemovableHandle(hooks_, id);
+  return add_hook(hooks_, &detail::ModuleHooks::forward_pre, std::move(hook), name_,
+                  "register_forward_pre_hook");
 }
 
 RemovableHandle Module::register_forward_hook(ForwardHook hook) {
-  GLASS_CHECK(hook != nullptr, name_, ": register_forward_hook() got an empty function");
-  if (!hooks_) hooks_ = std::make_shared<detail::ModuleHooks>();
-  const uint64_t id = hooks_->next_id++;
-  hooks_->forward.emplace_back(id, std::move(hook));
-  return RemovableHandle(hooks_, id);
+  return add_hook(hooks_, &detail::ModuleHooks::forward, std::move(hook), name_,
+                  "register_forward_hook");
 }
 
 RemovableHandle Module::register_full_backward_pre_hook(BackwardPreHook hook) {
-  GLASS_CHECK(hook != nullptr, name_, ": register_full_backward_pre_hook() got an empty function");
-  if (!hooks_) hooks_ = std::make_shared<detail::ModuleHooks>();
-  const uint64_t id = hooks_->next_id++;
-  hooks_->backward_pre.emplace_back(id, std::move(hook));
-  return RemovableHandle(hooks_, id);
+  return add_hook(hooks_, &detail::ModuleHooks::backward_pre, std::move(hook), name_,
+                  "register_full_backward_pre_hook");
 }
 
 void Module::run_forward_pre_hooks(std::vector<Tensor>& inputs) {

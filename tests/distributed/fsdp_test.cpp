@@ -29,7 +29,6 @@ namespace {
 using testing::copy_params;
 using testing::Deep;
 using testing::expect_close;
-using testing::train_reference;
 using worker::MLP;
 
 // Every Linear a unit, then the root (which then owns nothing).
@@ -50,11 +49,7 @@ template <class Model>
 void train_like_one_process(int world, bool adam = true, double clip = 0,
                             FullyShardOptions options = {}) {
   const auto batches = worker::global_batches();
-  manual_seed(0);
-  Model reference;
-  Model initial;
-  copy_params(*initial, *reference);
-  train_reference(reference, batches, world, adam, clip);
+  auto [initial, reference] = testing::make_reference<Model>(batches, world, adam, clip);
   // Detached copies: the rank threads read them at once, and an op on a tensor that requires
   // grad would record into its (shared, not thread-safe) autograd state.
   nn::NamedTensors expected;
@@ -131,11 +126,7 @@ TEST(Fsdp, EveryPrefetchSettingTrainsLikeOneProcess) {
 // the next forward, after the step.
 TEST(Fsdp, ARootWithParametersOfItsOwnIsNotPrefetchedStale) {
   const auto batches = worker::global_batches();
-  manual_seed(0);
-  MLP reference;
-  MLP initial;
-  copy_params(*initial, *reference);
-  train_reference(reference, batches, 2, /*adam=*/false);
+  auto [initial, reference] = testing::make_reference<MLP>(batches, 2, /*adam=*/false);
   nn::NamedTensors expected;
   for (const auto& [name, p] : reference->named_parameters())
     expected.emplace_back(name, p.detach().clone());

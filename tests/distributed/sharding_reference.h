@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/generator.h"
 #include "core/grad_mode.h"
 #include "core/ops/factories.h"
 #include "distributed/worker/mlp_training.h"
@@ -119,6 +120,24 @@ void train_reference(Model& reference, const std::vector<worker::Batch>& batches
     if (clip > 0) nn::utils::clip_grad_norm_(params, clip);
     opt->step();
   }
+}
+
+// The reference and the ranks' starting point: `initial` holds the parameters every
+// rank starts from (rank 0's; the others are copied from it), `reference` those after one
+// process trained on the global batches (train_reference).
+template <class Model>
+struct Reference {
+  Model initial;
+  Model trained;
+};
+template <class Model>
+Reference<Model> make_reference(const std::vector<worker::Batch>& batches, int world, bool adam,
+                                double clip = 0) {
+  manual_seed(0);
+  Reference<Model> r;
+  copy_params(*r.initial, *r.trained);
+  train_reference(r.trained, batches, world, adam, clip);
+  return r;
 }
 
 }  // namespace glass::distributed::testing

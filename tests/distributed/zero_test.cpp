@@ -34,7 +34,6 @@ using testing::adam_over;
 using testing::copy_params;
 using testing::Deep;
 using testing::expect_close;
-using testing::train_reference;
 using worker::MLP;
 
 // ZeRO on `world` ranks for the worker's 5 steps equals one process (train_reference), and
@@ -43,11 +42,7 @@ template <class Model>
 void train_like_one_process(int world, const ZeroOptions& options, bool adam = true,
                             double clip = 0) {
   const auto batches = worker::global_batches();
-  manual_seed(0);
-  Model reference;
-  Model initial;
-  copy_params(*initial, *reference);
-  train_reference(reference, batches, world, adam, clip);
+  auto [initial, reference] = testing::make_reference<Model>(batches, world, adam, clip);
   const ShardOptimizerFactory make = [adam](std::vector<Tensor> owned) {
     return testing::make_optimizer(adam, std::move(owned));
   };
