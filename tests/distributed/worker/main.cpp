@@ -21,6 +21,7 @@ const std::map<std::string, Scenario>& scenarios() {
       {"all_reduce_sum", all_reduce_sum},
       {"killed_rank1", killed_rank1},
       {"ddp_mlp", ddp_mlp},
+      {"sharded_mlp", sharded_mlp},
       {"all_reduce_loop", all_reduce_loop},
       {"skip_collective", skip_collective},
       {"mismatched_shapes", mismatched_shapes},

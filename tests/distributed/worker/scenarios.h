@@ -28,6 +28,9 @@ int killed_rank1(const Args& args);    // all ranks meet; rank 1 is killed by SI
 // ddp_scenarios.cpp — what ddp_process_test.cpp checks.
 int ddp_mlp(const Args& args);  // args: out_dir; lesson 06's MLP under DDP over gloo, 5 steps
 
+// sharding_scenarios.cpp — what ddp_process_test.cpp checks of ZeRO and FSDP.
+int sharded_mlp(const Args& args);  // args: zero1|zero2|fsdp, out_dir; the same MLP, 5 steps
+
 // fault_scenarios.cpp — what faults_test.cpp checks (ranks it starts itself, not glassrun).
 int all_reduce_loop(const Args& args);    // all_reduce forever; prints "looping" once under way
 int skip_collective(const Args& args);    // args: [timeout ms]; rank 1 skips allreduce #1
