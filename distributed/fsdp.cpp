@@ -38,12 +38,6 @@ Registry& registry() {
   return r;
 }
 
-std::string shape_text(const int64_t* dims, int64_t n) {
-  std::string s = "[";
-  for (int64_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 // Every rank must cut the same shapes: compare them (count, then each parameter's sizes) and
 // name the first parameter that differs and the ranks it differs on.
 void check_same_shapes(const std::string& unit, const std::vector<FSDPUnit::Param>& params,
@@ -77,11 +71,11 @@ void check_same_shapes(const std::string& unit, const std::vector<FSDPUnit::Para
     for (int r = 0; r < world; ++r) {
       const int64_t* there = a + (r * n + i) * (kMaxDims + 1);
       if (std::equal(here, here + kMaxDims + 1, there)) continue;
-      detail::throw_error(detail::str_cat("fully_shard(", unit, "): parameter '",
-                                          params[static_cast<size_t>(i)].name, "' is ",
-                                          shape_text(here + 1, here[0]), " on rank ", group.rank(),
-                                          " but ", shape_text(there + 1, there[0]), " on rank ", r,
-                                          "; every rank must shard the same model"));
+      detail::throw_error(detail::str_cat(
+          "fully_shard(", unit, "): parameter '", params[static_cast<size_t>(i)].name, "' is ",
+          IntArrayRef(here + 1, static_cast<size_t>(here[0])), " on rank ", group.rank(), " but ",
+          IntArrayRef(there + 1, static_cast<size_t>(there[0])), " on rank ", r,
+          "; every rank must shard the same model"));
     }
   }
 }

@@ -74,6 +74,20 @@ std::vector<float> flat_parameters(const nn::Module& model) {
   return flat;
 }
 
+// Every element within the bound (rtol 1e-5, atol 1e-7) of one process's; the first
+// five that are not are reported. `what`: the run, for the message.
+void expect_within_bound(const std::vector<float>& last, const std::vector<float>& reference,
+                         const std::string& what) {
+  int reported = 0;
+  for (size_t i = 0; i < reference.size() && reported < 5; ++i) {
+    if (std::fabs(last[i] - reference[i]) > 1e-7 + 1e-5 * std::fabs(reference[i])) {
+      ADD_FAILURE() << "parameter element " << i << ": " << last[i] << " after " << what << " vs "
+                    << reference[i] << " in one process";
+      ++reported;
+    }
+  }
+}
+
 // The reference: one process, the whole global batch each step, the same start.
 std::vector<float> trained_in_one_process() {
   manual_seed(0);
@@ -104,14 +118,7 @@ void expect_trained_like_one_process(const std::string& dir, int world) {
     }
   }
   const std::vector<float> last = read_floats(worker::parameter_file(dir, kTrainSteps - 1, 0));
-  int reported = 0;
-  for (size_t i = 0; i < reference.size() && reported < 5; ++i) {
-    if (std::fabs(last[i] - reference[i]) > 1e-7 + 1e-5 * std::fabs(reference[i])) {
-      ADD_FAILURE() << "parameter element " << i << ": " << last[i] << " after DDP on " << world
-                    << " ranks vs " << reference[i] << " in one process";
-      ++reported;
-    }
-  }
+  expect_within_bound(last, reference, "DDP on " + std::to_string(world) + " ranks");
   // The comparison means something only if training moved the parameters: most of them
   // differ from where they started.
   manual_seed(0);
@@ -166,14 +173,7 @@ void shard_under_glassrun(const std::string& rung, int nproc) {
     last.insert(last.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
   }
   ASSERT_EQ(last.size(), reference.size());
-  int reported = 0;
-  for (size_t i = 0; i < reference.size() && reported < 5; ++i) {
-    if (std::fabs(last[i] - reference[i]) > 1e-7 + 1e-5 * std::fabs(reference[i])) {
-      ADD_FAILURE() << "parameter element " << i << ": " << last[i] << " after FSDP on " << nproc
-                    << " ranks vs " << reference[i] << " in one process";
-      ++reported;
-    }
-  }
+  expect_within_bound(last, reference, "FSDP on " + std::to_string(nproc) + " ranks");
 }
 
 TEST(ShardingProcesses, ZeroStageOneAndTwoOnTwoAndFourGlooRanksTrainLikeOneProcess) {
