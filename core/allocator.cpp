@@ -2,9 +2,9 @@
 //
 // Size classes: a request is rounded up to one of four steps per power of two (so at
 // most 25% is wasted), one of 2 MiB and more to a multiple of 2 MiB (a few percent at
-// most, where a quarter would be megabytes), and each class has a LIFO free list, so the block reused is the
-// one most recently touched and most likely still in cache. Small blocks (< 512 B) are
-// rounded to 64 B steps. One mutex guards the lists; it is held for a few instructions.
+// most, where a quarter would be megabytes), and each class has a LIFO free list, so the block
+// reused is the one most recently touched and most likely still in cache. Small blocks (< 512 B)
+// are rounded to 64 B steps. One mutex guards the lists; it is held for a few instructions.
 #include "core/allocator.h"
 
 #if defined(__linux__)
@@ -112,21 +112,30 @@ class CpuCachingAllocator final : public Allocator {
     if (!ptr) return;
     size_t size = round_size(nbytes == 0 ? 1 : nbytes);
     bool kept = false;
+    const bool publish = events::enabled();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.allocated_bytes -= static_cast<int64_t>(size);
       if (caching_ && stats_.cached_bytes + static_cast<int64_t>(size) <= limit_) {
-        free_[size].push_back(ptr);
+        // With subscribers, the block goes on its free list only after its Free event is
+        // out: once listed, another thread may get it and publish its Allocation, and a
+        // subscriber that tracks blocks by address must see this Free first.
+        if (!publish) free_[size].push_back(ptr);
         stats_.cached_bytes += static_cast<int64_t>(size);
         kept = true;
       }
     }
-    if (!kept) std::free(ptr);
-    if (events::enabled())
+    if (publish)
       events::publish({.kind = events::Kind::Free,
                        .bytes = static_cast<int64_t>(size),
                        .value = kept ? 1 : 0,
                        .ptr = ptr});
+    if (!kept) {
+      std::free(ptr);
+    } else if (publish) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      free_[size].push_back(ptr);
+    }
   }
 
   Device device() const override { return Device(kCPU); }
@@ -141,10 +150,13 @@ class CpuCachingAllocator final : public Allocator {
   }
   void empty_cache() {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& [size, list] : free_)
+    // Subtracts what it frees rather than zeroing: a block whose Free event is being
+    // published (deallocate) is counted as cached but not listed yet.
+    for (auto& [size, list] : free_) {
       for (void* p : list) std::free(p);
+      stats_.cached_bytes -= static_cast<int64_t>(size * list.size());
+    }
     free_.clear();
-    stats_.cached_bytes = 0;
   }
   void set_caching(bool on) {
     if (!on) empty_cache();
