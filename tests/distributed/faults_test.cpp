@@ -103,6 +103,31 @@ TEST(Faults, AKilledRankIsNamedByEveryOtherRankWithinTenSeconds) {
   }
 }
 
+// FSDP's collectives, the all-gathers around each unit and the reduce-scatters of its
+// gradients, fail like DDP's all-reduce: rank 1 kills itself at a known point of a step
+// (fault_scenarios.cpp's fsdp_loop), and the others name it and exit.
+void expect_fsdp_survivors_name_rank1(const std::string& where, const std::string& collectives) {
+  Job job(3, {"fsdp_loop", where});
+  EXPECT_EQ(job.rank(1).finish(seconds(20)), 128 + SIGKILL) << job.output();
+  const auto killed = Clock::now();
+  const std::regex names_rank1("^distributed_worker fsdp_loop: (" + collectives +
+                               R"() #\d+: connection to ranks? (\d+, )*1(, \d+)* closed)");
+  for (int r : {0, 2}) {
+    EXPECT_EQ(job.rank(r).finish(killed + seconds(10)), 1) << job.output();
+    EXPECT_LT(Clock::now() - killed, seconds(10)) << "rank " << r << " took too long";
+    EXPECT_EQ(job.rank(r).out(), "looping\n") << job.output();
+    EXPECT_TRUE(std::regex_search(job.rank(r).err(), names_rank1)) << job.output();
+  }
+}
+
+TEST(Faults, ARankKilledDuringFSDPsForwardIsNamedByTheOthersWithinTenSeconds) {
+  expect_fsdp_survivors_name_rank1("forward", "allgather");
+}
+
+TEST(Faults, ARankKilledBeforeAReduceScatterIsNamedByTheOthersWithinTenSeconds) {
+  expect_fsdp_survivors_name_rank1("backward", "reduce_scatter");
+}
+
 // Gloo writes to a dead peer's socket; SIGPIPE's default action would end the writing rank
 // silently (status 141) instead of letting it report the death. The test above caught it
 // now and then; this checks the cause directly.

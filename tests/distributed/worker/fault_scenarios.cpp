@@ -9,11 +9,20 @@
 #include <cstdio>
 #include <string>
 
+#include <csignal>
+
+#include "autograd/variable.h"
 #include "core/error.h"
 #include "core/ops/factories.h"
+#include "core/ops/random.h"
 #include "distributed/distributed.h"
 #include "distributed/env.h"
+#include "distributed/fsdp.h"
 #include "distributed/tcp_store.h"
+#include "nn/functional/loss.h"
+#include "nn/modules/container.h"
+#include "nn/modules/linear.h"
+#include "nn/optim/sgd.h"
 #include "scenarios.h"
 
 namespace glass::distributed::worker {
@@ -52,6 +61,51 @@ int all_reduce_loop(const Args&) {
     all_reduce(t);
     t.fill_(1.0);
     if (i == 3) print_line("looping");
+  }
+}
+
+int fsdp_loop(const Args& args) {
+  exit_after(30);
+  GLASS_CHECK(args.size() == 1 && (args[0] == "forward" || args[0] == "backward"),
+              "fsdp_loop: expected forward|backward");
+  const bool in_forward = args[0] == "forward";
+  InitOptions opts;
+  opts.timeout = std::chrono::seconds(25);  // as all_reduce_loop: a death, not a timeout
+  init_process_group("gloo", opts);
+  const int rank = get_rank();
+
+  // Four units of 512 x 512 (1 MiB each): each step is mostly all-gathers (two per unit)
+  // and reduce-scatters.
+  nn::Sequential model;
+  for (int i = 0; i < 4; ++i) model->push_back(nn::Linear(512, 512));
+  bool die = false;
+  // Rank 1 kills itself at a known point of step 3: as the third unit's forward starts
+  // (the others are then in its all-gather, or the next one), or as the last unit's weight
+  // gets its gradient, before that unit's reduce-scatter (with backward prefetch off, the
+  // others' next collective is that reduce-scatter).
+  if (in_forward)
+    model->ptr(2)->register_forward_pre_hook([&](nn::Module&, std::vector<Tensor>&) {
+      if (die) ::raise(SIGKILL);
+    });
+  else
+    autograd::register_post_accumulate_grad_hook(model->ptr(3)->parameters()[0],
+                                                 [&](const Tensor&) {
+                                                   if (die) ::raise(SIGKILL);
+                                                 });
+  FullyShardOptions shard;
+  shard.backward_prefetch = in_forward;
+  for (int i = 0; i < 4; ++i) fully_shard(model->ptr(i), shard);
+  fully_shard(model, shard);
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.01));
+
+  Tensor x = randn({8, 512});
+  for (int i = 0;; ++i) {
+    die = rank == 1 && i == 3;
+    sgd.zero_grad();
+    Tensor y = model->forward(x);
+    (y * y).mean().backward();
+    sgd.step();
+    if (i == 1) print_line("looping");
   }
 }
 

@@ -23,6 +23,7 @@ const std::map<std::string, Scenario>& scenarios() {
       {"ddp_mlp", ddp_mlp},
       {"sharded_mlp", sharded_mlp},
       {"all_reduce_loop", all_reduce_loop},
+      {"fsdp_loop", fsdp_loop},
       {"skip_collective", skip_collective},
       {"mismatched_shapes", mismatched_shapes},
       {"init_only", init_only},

@@ -32,7 +32,8 @@ int ddp_mlp(const Args& args);  // args: out_dir; lesson 06's MLP under DDP over
 int sharded_mlp(const Args& args);  // args: zero1|zero2|fsdp, out_dir; the same MLP, 5 steps
 
 // fault_scenarios.cpp — what faults_test.cpp checks (ranks it starts itself, not glassrun).
-int all_reduce_loop(const Args& args);    // all_reduce forever; prints "looping" once under way
+int all_reduce_loop(const Args& args);  // all_reduce forever; prints "looping" once under way
+int fsdp_loop(const Args& args);  // args: forward|backward; FSDP steps until rank 1 kills itself
 int skip_collective(const Args& args);    // args: [timeout ms]; rank 1 skips allreduce #1
 int mismatched_shapes(const Args& args);  // rank r all-reduces r + 2 elements
 int init_only(const Args& args);          // args: [timeout ms]; init_process_group("gloo") only
