@@ -18,7 +18,8 @@ bool transport_can_take(const Tensor& t, Device device);
 Tensor stage_in(const Tensor& t, Device device);
 // An output buffer: `t` itself, or an uninitialized contiguous tensor shaped like it.
 Tensor stage_out_buffer(const Tensor& t, Device device);
-// Writes the transport's result back into the caller's tensor (nothing when they are one).
+// Writes the transport's result back into the caller's tensor (nothing when they are one),
+// without a version bump: a transport writing into the tensor itself makes none either.
 void unstage(const Tensor& user, const Tensor& wire);
 
 // float32, float64, int32 and int64: what every backend reduces and moves.

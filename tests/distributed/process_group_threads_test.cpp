@@ -339,6 +339,31 @@ TEST(ThreadsGroup, StagesCudaTensorsThroughHostMemory) {
   });
 }
 
+// A collective's result is the transport's write: the version stays where it was, whether
+// the transport wrote into the tensor or into a staging copy that came back.
+TEST(ThreadsGroup, ACollectiveLeavesTheVersionAloneStagedOrNot) {
+  const char* want = std::getenv("GLASS_CUDA");
+  if (want == nullptr || std::string(want) != "gpu") cuda::use_simulator();
+  run_threads(2, [](int rank) {
+    auto group = make_group(rank);
+    Tensor direct = full({4}, 1.0f);
+    Tensor strided = full({3, 2}, 1.0f).t();    // staged: not contiguous
+    Tensor on_gpu = full({4}, 1.0f).to(kCUDA);  // staged: not on the transport's device
+    Tensor gathered = empty({8});
+    Tensor gathered_on_gpu = empty({8}).to(kCUDA);
+    for (Tensor* t : {&direct, &strided, &on_gpu, &gathered, &gathered_on_gpu}) t->add_(0);
+    group->allreduce(direct)->wait();
+    group->allreduce(strided)->wait();
+    group->allreduce(on_gpu)->wait();
+    group->allgather(gathered, full({4}, 1.0f))->wait();
+    group->allgather(gathered_on_gpu, full({4}, 1.0f).to(kCUDA))->wait();
+    for (const Tensor* t : {&direct, &strided, &on_gpu, &gathered, &gathered_on_gpu})
+      EXPECT_EQ(t->_version(), 1u) << "rank " << rank << ", " << t->sizes();
+    EXPECT_EQ(floats(on_gpu), (std::vector<float>(4, 2.0f)));
+    EXPECT_EQ(floats(gathered_on_gpu), (std::vector<float>(8, 1.0f)));
+  });
+}
+
 // [SECTION] argument errors -------------------------------------------------------------
 
 TEST(ThreadsGroup, BadArgumentsAreNamedAndUseNoSequenceNumber) {
