@@ -1,0 +1,533 @@
+// viewer/distributed_shard.cpp — record_sharding: memory per rank over a step, DDP against
+// FSDP, and FSDP's ownership map (distributed_shard.h); its summary and SVG.
+//
+// Each rung runs on its own rank-threads with its own RankMemoryLedger, made before the
+// threads so that everything the ranks allocate — model, wrapper, optimizer, inputs — is
+// counted. The ranks meet at a barrier after the warm-up, where rank 0 notes every rank's
+// bytes (at rest) and starts the ledger's samples; each rank then notes the ledger's sample
+// count at its own phase boundaries, which puts its phases on the samples' order. The ranks
+// meet again after the recorded steps, where rank 0 stops the samples.
+//
+// [SECTION] recording   [SECTION] peaks   [SECTION] summary   [SECTION] svg
+#include "viewer/distributed_shard.h"
+
+#include <algorithm>
+#include <barrier>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/generator.h"
+#include "core/ops/random.h"
+#include "core/parallel.h"
+#include "distributed/backends/threads.h"
+#include "distributed/ddp.h"
+#include "distributed/distributed.h"
+#include "distributed/fsdp.h"
+#include "distributed/rank_memory.h"
+#include "nn/functional/loss.h"
+#include "nn/modules/activation.h"
+#include "nn/modules/container.h"
+#include "nn/modules/linear.h"
+#include "nn/optim/adam.h"
+
+namespace glass::viz {
+
+const char* phase_name(ShardPhase p) {
+  switch (p) {
+    case ShardPhase::ZeroGrad: return "zero_grad";
+    case ShardPhase::Forward: return "forward";
+    case ShardPhase::Backward: return "backward";
+    case ShardPhase::Step: return "step";
+  }
+  return "?";
+}
+
+int64_t RungRecording::peak() const {
+  int64_t m = 0;
+  for (const RankMemoryCurve& c : ranks) m = std::max(m, c.peak);
+  return m;
+}
+
+int64_t RungRecording::at_rest() const {
+  int64_t m = 0;
+  for (const RankMemoryCurve& c : ranks) m = std::max(m, c.at_rest);
+  return m;
+}
+
+// [SECTION] recording -------------------------------------------------------------------------
+
+namespace {
+
+enum class Rung { Ddp, Fsdp };
+
+// What one rank-thread leaves behind for the assembly after run_threads.
+struct RankResult {
+  std::vector<PhaseSpan> phases;
+  std::vector<std::pair<std::string, distributed::RowShard>> shards;  // FSDP: each parameter
+  std::vector<ShardUnit> units;                                       // FSDP: with parameters
+};
+
+// The MLP of record_ddp, with its Linear layers at hand (each becomes an FSDP unit).
+nn::Sequential make_mlp(const std::vector<int64_t>& layers, std::vector<nn::Linear>& linears) {
+  nn::Sequential model;
+  for (size_t i = 0; i + 1 < layers.size(); ++i) {
+    if (i > 0) model->push_back("relu" + std::to_string(i), nn::ReLU());
+    nn::Linear fc(layers[i], layers[i + 1]);
+    model->push_back("fc" + std::to_string(i + 1), fc);
+    linears.push_back(fc);
+  }
+  return model;
+}
+
+RungRecording record_rung(Rung rung, const ShardRecordingOptions& o,
+                          std::vector<RankResult>& results) {
+  const int n = o.world_size;
+  results.assign(static_cast<size_t>(n), {});
+  std::vector<int64_t> at_rest(static_cast<size_t>(n)), end(static_cast<size_t>(n));
+  std::optional<distributed::RankMemoryLedger> counting;
+  std::barrier sync(n);
+  distributed::run_threads(n, [&](int rank) {
+    RankResult& mine = results[static_cast<size_t>(rank)];
+    // Matmul keeps grow-only packing buffers per thread, sized by the largest product so far.
+    // A pool worker's would be charged to whichever rank first asked it for a larger one —
+    // a different rank each run — so the ranks keep their matmuls to themselves (they are
+    // threads enough), and size their own buffers before the ledger is made, which then
+    // counts the rung alone.
+    ThreadSerialGuard serial;
+    distributed::init_process_group("threads");
+    {
+      std::vector<nn::Linear> scratch;
+      make_mlp(o.layers, scratch)(randn({o.batch, o.layers.front()})).sum().backward();
+    }
+    sync.arrive_and_wait();
+    if (rank == 0) counting.emplace(n);
+    sync.arrive_and_wait();
+    distributed::RankMemoryLedger& ledger = *counting;
+    {
+      std::vector<nn::Linear> linears;
+      nn::Sequential model = make_mlp(o.layers, linears);
+      // DDP's gradients are views into its buckets (gradient_as_bucket_view), so they cost
+      // 4Ψ once, not twice: its model state is then the 16Ψ of the arithmetic.
+      std::optional<nn::parallel::DistributedDataParallel<nn::Sequential>> ddp;
+      std::vector<std::shared_ptr<distributed::FSDPUnit>> units;
+      std::shared_ptr<distributed::FSDPUnit> root;
+      if (rung == Rung::Ddp) {
+        ddp.emplace(model, nullptr,
+                    nn::parallel::DistributedDataParallelOptions().gradient_as_bucket_view(true));
+      } else {
+        distributed::FullyShardOptions fo;
+        fo.forward_prefetch = fo.backward_prefetch = o.prefetch;
+        for (const nn::Linear& fc : linears) units.push_back(distributed::fully_shard(fc, fo));
+        root = distributed::fully_shard(model, fo);  // owns nothing here: ReLU has no weights
+      }
+      optim::Adam adam(model->parameters(), optim::AdamOptions(1e-3));
+      Generator gen = make_generator(Device(kCPU), 1000 + static_cast<uint64_t>(rank));
+      const Tensor x = randn({o.batch, o.layers.front()}, gen);
+      const Tensor y = randint(0, o.layers.back(), {o.batch}, gen);
+      // The ledger's next sample: where a phase begins on the shared axis.
+      auto order = [&] { return static_cast<int64_t>(ledger.samples().size()); };
+      auto train_step = [&](int step, bool recorded) {
+        const int64_t t0 = recorded ? order() : 0;
+        // DDP zeroes its bucket views in place (set to none, the buckets would keep the bytes
+        // anyway); FSDP drops the rows' gradients, as its users do.
+        adam.zero_grad(/*set_to_none=*/rung == Rung::Fsdp);
+        const int64_t tf = recorded ? order() : 0;
+        Tensor loss = nn::functional::cross_entropy(ddp ? (*ddp)(x) : model(x), y);
+        const int64_t t1 = recorded ? order() : 0;
+        loss.backward();
+        loss = Tensor();
+        const int64_t t2 = recorded ? order() : 0;
+        adam.step();
+        if (!recorded) return;
+        const int64_t t3 = order();
+        mine.phases.push_back({ShardPhase::ZeroGrad, step, t0, tf});
+        mine.phases.push_back({ShardPhase::Forward, step, tf, t1});
+        mine.phases.push_back({ShardPhase::Backward, step, t1, t2});
+        mine.phases.push_back({ShardPhase::Step, step, t2, t3});
+      };
+      for (int s = 0; s < o.warmup_steps; ++s) train_step(s, false);
+      // A collective's Work is done when wait() returns, but the communication thread may
+      // hold its tensors a moment longer: a barrier through the same queue outlasts that.
+      distributed::barrier();
+      sync.arrive_and_wait();  // every rank at rest
+      if (rank == 0) {
+        for (int r = 0; r < n; ++r) at_rest[static_cast<size_t>(r)] = ledger.current(r);
+        ledger.clear_samples();
+        ledger.set_recording(true);
+      }
+      sync.arrive_and_wait();
+      for (int s = 0; s < o.steps; ++s) train_step(s, true);
+      distributed::barrier();
+      sync.arrive_and_wait();  // every rank done
+      if (rank == 0) {
+        ledger.set_recording(false);
+        for (int r = 0; r < n; ++r) end[static_cast<size_t>(r)] = ledger.current(r);
+      }
+      sync.arrive_and_wait();
+      if (rung == Rung::Fsdp) {
+        for (const auto& [name, t] : model->named_parameters())
+          if (auto cut = distributed::fsdp_row_shard(t)) mine.shards.emplace_back(name, *cut);
+        for (size_t i = 0; i < units.size(); ++i) {
+          ShardUnit su{"fc" + std::to_string(i + 1), 0};
+          for (const distributed::FSDPUnit::Param& p : units[i]->params())
+            su.gathered_bytes += p.padded_full.nbytes();
+          mine.units.push_back(std::move(su));
+        }
+      }
+    }
+    distributed::destroy_process_group();
+  });
+
+  RungRecording rec;
+  rec.name = rung == Rung::Ddp ? "DDP" : "FSDP";
+  const std::vector<distributed::RankMemoryLedger::Sample> samples = counting->samples();
+  rec.orders = static_cast<int64_t>(samples.size());
+  for (int r = 0; r < n; ++r) {
+    RankMemoryCurve c;
+    c.rank = r;
+    c.at_rest = c.peak = c.low = at_rest[static_cast<size_t>(r)];
+    c.end = end[static_cast<size_t>(r)];
+    for (const auto& s : samples) {
+      if (s.rank != r) continue;
+      c.samples.push_back({s.order, s.bytes});
+      c.peak = std::max(c.peak, s.bytes);
+      c.low = std::min(c.low, s.bytes);
+    }
+    c.phases = std::move(results[static_cast<size_t>(r)].phases);
+    for (PhaseSpan& p : c.phases) p.end = std::min(p.end, rec.orders);
+    rec.ranks.push_back(std::move(c));
+  }
+  return rec;
+}
+
+}  // namespace
+
+ShardRecording record_sharding(const ShardRecordingOptions& options) {
+  const int n = options.world_size;
+  GLASS_CHECK(n >= 1 && n <= 16, "record_sharding: world_size must be 1..16, got ", n);
+  GLASS_CHECK(options.layers.size() >= 2,
+              "record_sharding: layers needs at least an input and an output width, got ",
+              options.layers.size(), " numbers");
+  for (int64_t w : options.layers)
+    GLASS_CHECK(w >= 1, "record_sharding: every layer width must be positive, got ", w);
+  GLASS_CHECK(options.batch >= 1 && options.steps >= 1 && options.warmup_steps >= 1,
+              "record_sharding: batch (", options.batch, "), steps (", options.steps,
+              ") and warmup_steps (", options.warmup_steps,
+              ") must be positive (the first step creates Adam's state)");
+  ShardRecording rec;
+  rec.options = options;
+  for (size_t i = 0; i + 1 < options.layers.size(); ++i)
+    rec.parameters += options.layers[i] * options.layers[i + 1] + options.layers[i + 1];
+
+  std::vector<RankResult> results;
+  rec.ddp = record_rung(Rung::Ddp, options, results);
+  rec.fsdp = record_rung(Rung::Fsdp, options, results);
+
+  // The ownership map, from every rank's own cut (not recomputed: what FSDP really did).
+  rec.units = results[0].units;
+  for (size_t i = 0; i < results[0].shards.size(); ++i) {
+    const auto& [name, cut0] = results[0].shards[i];
+    ParamOwnership p;
+    p.name = name;
+    p.shape.assign(cut0.full_sizes.begin(), cut0.full_sizes.end());
+    p.rows_per_rank = cut0.rows_per_rank;
+    for (int r = 0; r < n; ++r) {
+      const auto& shards = results[static_cast<size_t>(r)].shards;
+      GLASS_CHECK(i < shards.size() && shards[i].first == name, "record_sharding: rank ", r,
+                  " sharded other parameters than rank 0");
+      const distributed::RowShard& cut = shards[i].second;
+      p.ranks.push_back({cut.row_begin, cut.row_begin + cut.rows, cut.rows_per_rank - cut.rows});
+    }
+    rec.ownership.push_back(std::move(p));
+  }
+  return rec;
+}
+
+// [SECTION] peaks -----------------------------------------------------------------------------
+
+int count_peaks(const RankMemoryCurve& curve, int64_t threshold, int64_t begin, int64_t end) {
+  // The bytes entering the window: the last sample before it, or the state at rest.
+  int64_t bytes = curve.at_rest;
+  for (const MemorySample& s : curve.samples)
+    if (s.order < begin) bytes = s.bytes;
+  int64_t trough = bytes, top = bytes;
+  bool rising = false;  // risen `threshold` above the trough, waiting to fall from the top
+  int peaks = 0;
+  for (const MemorySample& s : curve.samples) {
+    if (s.order < begin || s.order >= end) continue;
+    if (rising) {
+      top = std::max(top, s.bytes);
+      if (s.bytes <= top - threshold) {
+        ++peaks;
+        rising = false;
+        trough = s.bytes;
+      }
+    } else {
+      trough = std::min(trough, s.bytes);
+      if (s.bytes >= trough + threshold) {
+        rising = true;
+        top = s.bytes;
+      }
+    }
+  }
+  return peaks;
+}
+
+namespace {
+
+const PhaseSpan* find_phase(const RankMemoryCurve& curve, ShardPhase phase, int step) {
+  for (const PhaseSpan& p : curve.phases)
+    if (p.phase == phase && p.step == step) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+int count_peaks(const RankMemoryCurve& curve, int64_t threshold, ShardPhase phase, int step) {
+  const PhaseSpan* p = find_phase(curve, phase, step);
+  return p ? count_peaks(curve, threshold, p->begin, p->end) : 0;
+}
+
+int count_drops(const RankMemoryCurve& curve, int64_t threshold, ShardPhase phase, int step) {
+  const PhaseSpan* p = find_phase(curve, phase, step);
+  if (p == nullptr) return 0;
+  int64_t bytes = curve.at_rest;
+  int drops = 0;
+  for (const MemorySample& s : curve.samples) {
+    if (s.order >= p->begin && s.order < p->end && s.bytes <= bytes - threshold) ++drops;
+    bytes = s.bytes;
+  }
+  return drops;
+}
+
+int64_t gather_threshold(const ShardRecording& rec) {
+  int64_t smallest = 0;
+  for (const ShardUnit& u : rec.units)
+    if (smallest == 0 || u.gathered_bytes < smallest) smallest = u.gathered_bytes;
+  return std::max<int64_t>(smallest / 2, 1);
+}
+
+// [SECTION] summary ---------------------------------------------------------------------------
+
+namespace {
+
+std::string mib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f MiB", bytes / (1024.0 * 1024.0));
+  return text;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string widths(const std::vector<int64_t>& layers) {
+  std::string s;
+  for (size_t i = 0; i < layers.size(); ++i) s += (i ? "-" : "") + std::to_string(layers[i]);
+  return s;
+}
+
+}  // namespace
+
+std::string ShardRecording::summary() const {
+  std::ostringstream out;
+  const int n = options.world_size;
+  out << "sharding: MLP " << widths(options.layers) << ", Ψ = " << parameters << " parameters, "
+      << n << " ranks, batch " << options.batch << " per rank, Adam; FSDP prefetch "
+      << (options.prefetch ? "on" : "off") << "\n";
+  out << "model state by the arithmetic: DDP 16Ψ = " << mib(ddp_model_state())
+      << " per rank, FSDP 16Ψ/N = " << mib(fsdp_model_state()) << "\n";
+  const int64_t threshold = gather_threshold(*this);
+  for (const RungRecording* rung : {&ddp, &fsdp}) {
+    const double arithmetic = rung == &ddp ? ddp_model_state() : fsdp_model_state();
+    for (const RankMemoryCurve& c : rung->ranks) {
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "%-4s rank %d: at rest %s (%.2f x %s), peak %s, lowest %s; in forward "
+                    "%d peaks, %d frees of a unit\n",
+                    rung->name.c_str(), c.rank, mib(static_cast<double>(c.at_rest)).c_str(),
+                    static_cast<double>(c.at_rest) / arithmetic, rung == &ddp ? "16Ψ" : "16Ψ/N",
+                    mib(static_cast<double>(c.peak)).c_str(),
+                    mib(static_cast<double>(c.low)).c_str(),
+                    count_peaks(c, threshold, ShardPhase::Forward),
+                    count_drops(c, threshold, ShardPhase::Forward));
+      out << line;
+    }
+  }
+  out << "FSDP units gathered:";
+  for (const ShardUnit& u : units)
+    out << " " << u.module << " " << mib(static_cast<double>(u.gathered_bytes)) << ";";
+  out << " peaks and frees count from " << mib(static_cast<double>(threshold)) << "\n";
+  out << "ownership (dim 0's rows per rank; + padding rows):\n";
+  for (const ParamOwnership& p : ownership) {
+    out << "  " << p.name << " " << shape_text(p.shape) << ", " << p.rows_per_rank
+        << " rows per rank:";
+    for (size_t r = 0; r < p.ranks.size(); ++r) {
+      const ParamOwnership::Slice& s = p.ranks[r];
+      out << " rank " << r << " [" << s.begin << ", " << s.end << ")";
+      if (s.padding > 0) out << " + " << s.padding;
+      if (r + 1 < p.ranks.size()) out << ",";
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+// [SECTION] svg -------------------------------------------------------------------------------
+
+namespace {
+
+constexpr int kLabelW = 190, kRight = 16, kPlotH = 150, kBarH = 22;
+constexpr const char* kRankColors[] = {"#4c78a8", "#e45756", "#54a24b", "#f58518",
+                                       "#b279a2", "#72b7b2", "#eeca3b", "#9d755d"};
+
+const char* rank_color(int r) {
+  return kRankColors[static_cast<size_t>(r) % std::size(kRankColors)];
+}
+
+const char* phase_color(ShardPhase p) {
+  switch (p) {
+    case ShardPhase::ZeroGrad: return "#eeeeee";
+    case ShardPhase::Forward: return "#dbe8f6";
+    case ShardPhase::Backward: return "#fbe3cf";
+    case ShardPhase::Step: return "#dcefd9";
+  }
+  return "#eeeeee";
+}
+
+std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", v);
+  return text;
+}
+
+}  // namespace
+
+std::string shard_to_svg(const ShardRecording& rec, int width) {
+  width = std::max(width, kLabelW + kRight + 200);
+  const double plot_w = width - kLabelW - kRight;
+  const double x0 = kLabelW;
+  const double ymax =
+      static_cast<double>(std::max<int64_t>(std::max(rec.ddp.peak(), rec.fsdp.peak()), 1)) * 1.05;
+  const int plots_top = 40, plot_gap = 44;
+  const int bars_top = plots_top + 2 * (kPlotH + plot_gap) + 10;
+  const int height = bars_top + 24 + static_cast<int>(rec.ownership.size()) * (kBarH + 6) + 40;
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" font-family=\"DejaVu Sans, sans-serif\" font-size=\"11\">\n";
+  s << "<defs><pattern id=\"padding\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+       "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#dddddd\"/>"
+       "<rect width=\"2\" height=\"6\" fill=\"#999999\"/></pattern></defs>\n";
+  s << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  s << "<text x=\"8\" y=\"20\" font-size=\"14\">Memory per rank over one step, DDP against FSDP ("
+    << rec.options.world_size << " ranks, Ψ = " << rec.parameters << ", FSDP prefetch "
+    << (rec.options.prefetch ? "on" : "off") << ")</text>\n";
+  const double mb = 1024.0 * 1024.0;
+  int top = plots_top;
+  for (const RungRecording* rung : {&rec.ddp, &rec.fsdp}) {
+    const double arithmetic = rung == &rec.ddp ? rec.ddp_model_state() : rec.fsdp_model_state();
+    const double orders = static_cast<double>(std::max<int64_t>(rung->orders, 1));
+    auto x_of = [&](int64_t order) { return x0 + static_cast<double>(order) / orders * plot_w; };
+    auto y_of = [&](double bytes) { return top + kPlotH - bytes / ymax * kPlotH; };
+    s << "<g class=\"rung " << rung->name << "\">\n";
+    s << "<text x=\"8\" y=\"" << top + 14 << "\" font-size=\"13\">" << rung->name << "</text>\n";
+    s << "<text x=\"8\" y=\"" << top + 30 << "\">peak " << num(rung->peak() / mb)
+      << " MiB</text>\n";
+    s << "<text x=\"8\" y=\"" << top + 44 << "\">at rest " << num(rung->at_rest() / mb)
+      << " MiB</text>\n";
+    // The phases, from rank 0 (the others are alike): bands behind the curves.
+    if (!rung->ranks.empty())
+      for (const PhaseSpan& p : rung->ranks[0].phases) {
+        const double a = x_of(p.begin), b = x_of(p.end);
+        s << "<rect class=\"phase " << phase_name(p.phase) << "\" x=\"" << num(a) << "\" y=\""
+          << top << "\" width=\"" << num(std::max(b - a, 0.5)) << "\" height=\"" << kPlotH
+          << "\" fill=\"" << phase_color(p.phase) << "\"/>\n";
+        s << "<text x=\"" << num(a + 3) << "\" y=\"" << top + 12 << "\" fill=\"#555555\">"
+          << phase_name(p.phase) << "</text>\n";
+      }
+    s << "<rect x=\"" << x0 << "\" y=\"" << top << "\" width=\"" << num(plot_w) << "\" height=\""
+      << kPlotH << "\" fill=\"none\" stroke=\"#888888\"/>\n";
+    // The arithmetic's model state, dashed.
+    const double ya = y_of(arithmetic);
+    s << "<line class=\"arithmetic\" x1=\"" << x0 << "\" y1=\"" << num(ya) << "\" x2=\""
+      << num(x0 + plot_w) << "\" y2=\"" << num(ya) << "\" stroke=\"#333333\" "
+      << "stroke-dasharray=\"5,4\"/>\n";
+    s << "<text x=\"" << num(x0 + plot_w - 4) << "\" y=\"" << num(ya - 3)
+      << "\" text-anchor=\"end\" fill=\"#333333\">" << (rung == &rec.ddp ? "16Ψ = " : "16Ψ/N = ")
+      << num(arithmetic / mb) << " MiB</text>\n";
+    // Every rank's bytes as a step line: flat until the next change.
+    for (const RankMemoryCurve& c : rung->ranks) {
+      s << "<polyline class=\"rank" << c.rank << "\" fill=\"none\" stroke=\"" << rank_color(c.rank)
+        << "\" stroke-width=\"1.5\" points=\"";
+      double bytes = static_cast<double>(c.at_rest);
+      s << num(x0) << "," << num(y_of(bytes));
+      for (const MemorySample& m : c.samples) {
+        const double x = x_of(m.order);
+        s << " " << num(x) << "," << num(y_of(bytes));
+        bytes = static_cast<double>(m.bytes);
+        s << " " << num(x) << "," << num(y_of(bytes));
+      }
+      s << " " << num(x0 + plot_w) << "," << num(y_of(bytes)) << "\"><title>" << rung->name
+        << " rank " << c.rank << ": at rest " << num(c.at_rest / mb) << " MiB, peak "
+        << num(c.peak / mb) << " MiB</title></polyline>\n";
+    }
+    s << "<text x=\"" << x0 << "\" y=\"" << top + kPlotH + 14
+      << "\" fill=\"#555555\">0</text><text x=\"" << num(x0 + plot_w) << "\" y=\""
+      << top + kPlotH + 14 << "\" text-anchor=\"end\" fill=\"#555555\">" << rung->orders
+      << " allocations and frees, all ranks in one order</text>\n";
+    s << "</g>\n";
+    top += kPlotH + plot_gap;
+  }
+  // The legend: one colour per rank.
+  for (int r = 0; r < rec.options.world_size; ++r) {
+    const double x = x0 + r * 70.0;
+    s << "<rect x=\"" << num(x) << "\" y=\"" << top - plot_gap + 22 << "\" width=\"12\" "
+      << "height=\"10\" fill=\"" << rank_color(r) << "\"/><text x=\"" << num(x + 16) << "\" y=\""
+      << top - plot_gap + 31 << "\">rank " << r << "</text>\n";
+  }
+  // The ownership bars: each parameter's padded dim 0, cut into its ranks' blocks.
+  s << "<text x=\"8\" y=\"" << bars_top + 12 << "\" font-size=\"13\">FSDP: which rows of dim 0 "
+    << "each rank owns (hatched: padding, zero rows that never reach the model)</text>\n";
+  int y = bars_top + 24;
+  for (const ParamOwnership& p : rec.ownership) {
+    const double total =
+        static_cast<double>(std::max<int64_t>(p.rows_per_rank * rec.options.world_size, 1));
+    s << "<g class=\"ownership\"><text x=\"8\" y=\"" << y + 15 << "\">" << p.name << " "
+      << shape_text(p.shape) << "</text>\n";
+    for (size_t r = 0; r < p.ranks.size(); ++r) {
+      const ParamOwnership::Slice& sl = p.ranks[r];
+      const double a =
+          x0 + static_cast<double>(r) * static_cast<double>(p.rows_per_rank) / total * plot_w;
+      const double real = static_cast<double>(sl.end - sl.begin) / total * plot_w;
+      const double pad = static_cast<double>(sl.padding) / total * plot_w;
+      const int rank = static_cast<int>(r);
+      if (real > 0)
+        s << "<rect class=\"slice rank" << rank << "\" x=\"" << num(a) << "\" y=\"" << y
+          << "\" width=\"" << num(real) << "\" height=\"" << kBarH << "\" fill=\""
+          << rank_color(rank) << "\" stroke=\"#ffffff\"><title>" << p.name << ": rank " << rank
+          << " owns rows [" << sl.begin << ", " << sl.end << ")</title></rect>\n";
+      if (pad > 0)
+        s << "<rect class=\"padding rank" << rank << "\" x=\"" << num(a + real) << "\" y=\"" << y
+          << "\" width=\"" << num(pad) << "\" height=\"" << kBarH
+          << "\" fill=\"url(#padding)\" stroke=\"#ffffff\"><title>" << p.name << ": rank " << rank
+          << " pads " << sl.padding << " zero rows</title></rect>\n";
+      const std::string label = "rank " + std::to_string(rank) + " [" + std::to_string(sl.begin) +
+                                ", " + std::to_string(sl.end) + ")" +
+                                (sl.padding ? " +" + std::to_string(sl.padding) : "");
+      if (static_cast<double>(label.size()) * 6.4 < real + pad - 6)
+        s << "<text x=\"" << num(a + 4) << "\" y=\"" << y + 15 << "\" fill=\"#ffffff\">" << label
+          << "</text>\n";
+    }
+    s << "</g>\n";
+    y += kBarH + 6;
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+}  // namespace glass::viz
