@@ -1,5 +1,6 @@
 // viewer/tools/glass_dot.cpp — glass-dot: a lesson's computation graph, or a stride
-// picture, as DOT, SVG or PNG; or the simulated GPU's timeline, as SVG.
+// picture, as DOT, SVG or PNG; or the simulated GPU's timeline, or FSDP's memory per rank
+// against DDP's, as SVG.
 //
 //   glass-dot --list
 //   glass-dot --demo mlp                                  # DOT text on stdout
@@ -7,6 +8,7 @@
 //   glass-dot --demo if_else --forward --format png --out if_else.png
 //   glass-dot --tensor 3,4 --view 't()' --highlight 1,2 --out transpose.svg
 //   glass-dot --timeline trace.json --out timeline.svg   # write_chrome_trace()'s file
+//   glass-dot --shard --ranks 2 --out shard.svg           # summary on stdout, picture in the file
 //
 // The lessons' README figures are made with it, so a picture always shows what the code
 // does. Exit status: 0 on success, 2 for a bad command line (the message says which
@@ -22,6 +24,7 @@
 
 #include "core/error.h"
 #include "viewer/demos.h"
+#include "viewer/distributed_shard.h"
 #include "viewer/dot.h"
 #include "viewer/graphviz.h"
 #include "viewer/modules.h"
@@ -39,6 +42,7 @@ const char* kUsage =
     "usage: glass-dot --demo NAME [--format dot|svg|png] [--out FILE] [options]\n"
     "       glass-dot --tensor SIZES [--view RECIPE]... [--highlight INDEX] [--out FILE]\n"
     "       glass-dot --timeline TRACE.json [--out FILE.svg] [--width PX]\n"
+    "       glass-dot --shard [--ranks N] [--no-prefetch] [--out FILE.svg] [--width PX]\n"
     "       glass-dot --list\n"
     "\n"
     "  --demo NAME     the model to draw (--list names them)\n"
@@ -69,7 +73,15 @@ const char* kUsage =
     "(simulator().write_chrome_trace);\n"
     "                  drawn as SVG without Graphviz: spans per stream and engine, the host's\n"
     "                  enqueue marks, pinned copies solid and pageable ones hatched\n"
-    "  --width PX      the SVG's width in pixels (default 1200)\n"
+    "  --width PX      the SVG's width in pixels (default 1200; 1000 for --shard)\n"
+    "\n"
+    "sharding (issue 12): one training step of a small MLP with Adam on N rank-threads,\n"
+    "under DDP and under FSDP, memory counted per rank (RankMemoryLedger)\n"
+    "  --shard         print each rank's bytes at rest and at peak against the arithmetic\n"
+    "                  (16Ψ, 16Ψ/N), FSDP's gather peaks, and which rows of each parameter\n"
+    "                  each rank owns; with --out FILE.svg, draw the curves and the bars too\n"
+    "  --ranks N       ranks, 1 to 8 (default 2)\n"
+    "  --no-prefetch   FSDP without forward and backward prefetch\n"
     "  --help          this text\n";
 
 struct Args {
@@ -84,6 +96,9 @@ struct Args {
   // Timelines.
   std::string timeline;
   std::optional<std::string> width;
+  // Sharding.
+  bool shard = false, prefetch = true;
+  std::optional<std::string> ranks;
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -135,6 +150,12 @@ Args parse(int argc, char** argv) {
       a.timeline = value();
     else if (arg == "--width")
       a.width = value();
+    else if (arg == "--shard")
+      a.shard = true;
+    else if (arg == "--ranks")
+      a.ranks = value();
+    else if (arg == "--no-prefetch")
+      a.prefetch = false;
     else if (arg == "--help" || arg == "-h")
       a.help = true;
     else
@@ -187,6 +208,47 @@ int draw_timeline(const Args& a) {
   return 0;
 }
 
+// A whole number from `least` to `most`, or a usage error naming the flag.
+int bounded(const std::string& flag, const std::string& text, long least, long most) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < least || v > most)
+    usage_error(flag + " needs a whole number from " + std::to_string(least) + " to " +
+                std::to_string(most) + ", got '" + text + "'");
+  return static_cast<int>(v);
+}
+
+// glass-dot --shard: records both rungs (a fraction of a second), prints the summary, and
+// writes the picture when asked. Options are checked before anything runs.
+int draw_shard(const Args& a) {
+  if (!a.demo.empty() || !a.tensor.empty() || !a.timeline.empty())
+    usage_error("--shard records a training step; drop --demo, --tensor and --timeline");
+  if (!a.views.empty() || a.highlight)
+    usage_error("--view and --highlight belong to stride pictures, not to --shard");
+  if ((!a.format.empty() && a.format != "svg") || (!a.out.empty() && !ends_with(a.out, ".svg")))
+    usage_error("--shard draws SVG only: give --out FILE.svg (the summary goes to stdout)");
+  const int ranks = a.ranks ? bounded("--ranks", *a.ranks, 1, 8) : 2;
+  const int width = a.width ? bounded("--width", *a.width, 300, 100000) : 1000;
+  std::optional<viz::ShardRecording> recorded;
+  try {
+    recorded = viz::record_sharding({.world_size = ranks, .prefetch = a.prefetch});
+  } catch (const std::exception& e) {
+    std::cerr << "glass-dot: " << e.what() << "\n";
+    return 1;
+  }
+  const viz::ShardRecording& rec = *recorded;
+  std::cout << rec.summary();
+  if (a.out.empty()) return 0;
+  std::ofstream file(a.out, std::ios::binary);
+  file << viz::shard_to_svg(rec, width);
+  if (!file.flush()) {
+    std::cerr << "glass-dot: could not write " << a.out << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << a.out << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -200,8 +262,10 @@ int main(int argc, char** argv) {
       std::printf("%-10s %s\n", d.name.c_str(), d.description.c_str());
     return 0;
   }
+  if (a.shard) return draw_shard(a);
+  if (a.ranks || !a.prefetch) usage_error("--ranks and --no-prefetch go with --shard");
   if (!a.timeline.empty()) return draw_timeline(a);
-  if (a.width) usage_error("--width sizes a timeline: give --timeline TRACE.json");
+  if (a.width) usage_error("--width sizes a timeline: give --timeline TRACE.json or --shard");
   if (a.demo.empty() == a.tensor.empty())
     usage_error(a.demo.empty()
                     ? "say what to draw: --demo NAME (--list names them) or --tensor SIZES"
