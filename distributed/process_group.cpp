@@ -213,6 +213,10 @@ void ProcessGroup::run_task(Task& task) {
     error = std::make_exception_ptr(
         Error(detail::str_cat(task.op, " #", task.ctx.seq, ": unknown exception")));
   }
+  // The body's captures (the collective's tensors) go before the Work completes, so a tensor
+  // its owner dropped is freed by the time wait() returns — not a moment later, when this
+  // thread gets round to it, which would make the memory a rank holds depend on timing.
+  task.body = nullptr;
   bool abandoned = false;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/events.h"
 #include "core/scalar_type.h"
 #include "distributed/diagnosis.h"
 
@@ -173,10 +174,17 @@ Tensor ThreadsWorld::run_slot(int rank, uint64_t slot_id, Call call, const Combi
     Tensor result;
     std::string failure;
     try {
-      if (share != nullptr)
+      if (share != nullptr) {
         (*share)(inputs, rank);
-      else
+      } else {
+        // The combined result is the simulated wire's buffer, not this rank's memory: on a
+        // real transport it does not exist (each rank receives into its own output). Its
+        // allocation is tagged with no rank, so RankMemoryLedger does not charge it to
+        // whichever rank happened to arrive last — which would make per-rank peaks vary
+        // from run to run.
+        events::ThreadRankGuard no_rank(-1);
         result = (*combine)(inputs);
+      }
     } catch (const std::exception& e) {
       failure = e.what();
     }
@@ -196,6 +204,10 @@ Tensor ThreadsWorld::run_slot(int rank, uint64_t slot_id, Call call, const Combi
   changed_.wait(lock,
                 [&] { return (slot->ready || !slot->failure.empty()) && slot->working == 0; });
   ++slot->departed;
+  // Nobody reads this rank's inputs again (the slot is ready and no part is running), so they
+  // go now rather than with the slot, when the last rank leaves: a rank's tensors are then
+  // freed by the time its collective completes, not at a moment another rank decides.
+  if (slot->calls[rank]) slot->calls[rank]->inputs.clear();
   if (!slot->failure.empty()) throw_failure(*slot);
   Tensor result = slot->result;
   const auto wire_done = slot->wire_done;
