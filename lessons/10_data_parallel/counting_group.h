@@ -4,17 +4,21 @@
 // call on to it, but first writes down each point-to-point message: how many bytes, to
 // which rank, from which rank. That is how the lesson measures the ring's bandwidth claim,
 // bytes each rank sends = 2(n−1)/n · size, and how the exercise tests see whether a ring
-// only ever talks to its neighbours. Collectives pass through uncounted, but they are
-// numbered by the base class like any group's, so sequence_number() says whether one ran.
+// only ever talks to its neighbours. Collectives are handed on whole; what is written down
+// for them is the size of the buffer each one moved (collective_bytes(), by kind), which
+// lesson 11 turns into what a ring sends per rank. They are also numbered by the base class
+// like any group's, so sequence_number() says whether one ran.
 // Given a SendRendezvous (send_rendezvous.h) shared by every rank's CountingGroup, a send
 // completes only once its receiver has posted the matching recv, as a large message does on
 // gloo or MPI — so a program that waits for a send before posting its recv fails here too.
 //
-// Invariant: the counts cover exactly the send()/recv() calls made on this object (not the
-// inner group's own traffic), and they are read after the rank's Work has completed.
+// Invariant: the counts cover exactly the send()/recv() calls and the collectives made on
+// this object (not the inner group's own traffic), and they are read after the rank's Work
+// has completed.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -62,20 +66,31 @@ class CountingGroup final : public distributed::ProcessGroup {
     std::lock_guard<std::mutex> lock(mutex_);
     return received_from_;
   }
+  // Per kind of collective, the bytes of the buffers it moved: the tensor of an allreduce or
+  // a broadcast, the output of an allgather, the input of a reduce_scatter — B in the ring
+  // costs of distributed/backends/threads.cpp (an allgather sends (n−1)/n · B per rank).
+  std::map<std::string, int64_t> collective_bytes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return collective_bytes_;
+  }
 
  protected:
   // The collectives: the inner group's, waited for here on this group's communication thread.
   void run_allreduce(Tensor& tensor, distributed::ReduceOp op, const CollectiveContext&) override {
+    count("allreduce", tensor.nbytes());
     inner_->allreduce(tensor, {.reduceOp = op})->wait();
   }
   void run_broadcast(Tensor& tensor, int root, const CollectiveContext&) override {
+    count("broadcast", tensor.nbytes());
     inner_->broadcast(tensor, {.rootRank = root})->wait();
   }
   void run_allgather(Tensor& output, const Tensor& input, const CollectiveContext&) override {
+    count("allgather", output.nbytes());
     inner_->allgather(output, input)->wait();
   }
   void run_reduce_scatter(Tensor& output, const Tensor& input, distributed::ReduceOp op,
                           const CollectiveContext&) override {
+    count("reduce_scatter", input.nbytes());
     inner_->reduce_scatter(output, input, {.reduceOp = op})->wait();
   }
   void run_barrier(const CollectiveContext&) override { inner_->barrier()->wait(); }
@@ -117,6 +132,11 @@ class CountingGroup final : public distributed::ProcessGroup {
   }
 
  private:
+  void count(const char* kind, int64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    collective_bytes_[kind] += bytes;
+  }
+
   // The inner group's timeout; no store, so this wrapper publishes no diagnosis of its own
   // (the inner group does, under its own name).
   static Options options_of(const ProcessGroup& inner) {
@@ -134,6 +154,7 @@ class CountingGroup final : public distributed::ProcessGroup {
   int64_t messages_sent_ = 0;
   std::set<int> sent_to_;
   std::set<int> received_from_;
+  std::map<std::string, int64_t> collective_bytes_;
 };
 
 }  // namespace glass::lesson10

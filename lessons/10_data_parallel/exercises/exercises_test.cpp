@@ -20,8 +20,6 @@
 // deliberately wrong answers of wrong_answers.h.
 #include <gtest/gtest.h>
 
-#include <cxxabi.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "../../common/answer_symbols.h"
 #include "../counting_group.h"
 #include "distributed/backends/threads.h"
 #include "distributed/ddp.h"
@@ -46,6 +45,10 @@ namespace glass::lesson10 {
 namespace {
 
 namespace dist = glass::distributed;
+using lessons::Ban;
+using lessons::banned_among;
+using lessons::calls_reachable_from;
+using lessons::undefined_symbols;
 constexpr std::chrono::seconds kTimeout{10};
 // How long a ring's send waits for its receiver to post the recv: a right ring posts it at
 // once, and one that waits on its own send first fails in this time, not kTimeout.
@@ -331,125 +334,6 @@ TEST(Lesson10Sampler, TheGraderRejectsSamplersThatDoNotPadShuffleOrStride) {
 }
 
 // [SECTION] the bans: what the compiled answers call -------------------------------------
-
-// What `command` writes to stdout. Throws, naming the command, when it cannot run or fails:
-// a check that read nothing would find no banned call and pass every answer.
-std::string output_of(const std::string& command) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("cannot run `" + command + "`");
-  std::string out;
-  char buffer[4096];
-  while (fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  const int status = pclose(pipe);
-  if (status != 0)
-    throw std::runtime_error("`" + command + "` failed (status " + std::to_string(status) +
-                             "); its output: " + out);
-  return out;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::string demangle(const std::string& mangled) {
-  int status = 0;
-  char* plain = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
-  std::string out = status == 0 && plain != nullptr ? plain : mangled;
-  std::free(plain);
-  return out;
-}
-
-// The functions `object` calls but does not define, demangled (nm -C -u), one per entry.
-std::vector<std::string> undefined_symbols(const std::string& object) {
-  std::vector<std::string> symbols;
-  for (const std::string& line :
-       lines_of(output_of(std::string(GLASS_NM) + " -C -u '" + object + "'"))) {
-    const size_t u = line.find("U ");
-    if (u != std::string::npos) symbols.push_back(line.substr(u + 2));
-  }
-  if (symbols.empty()) throw std::runtime_error("nm lists no undefined symbol in " + object);
-  return symbols;
-}
-
-// The undefined symbols (demangled) that the functions whose demangled name starts with
-// `function` can reach inside `object`. The object is compiled with -ffunction-sections,
-// so each function is a section of its own; a section's relocations (objdump -r) name what
-// it refers to — other sections of the object (helpers, lambdas, std::function's invokers:
-// followed) and undefined symbols (the calls out: collected). So a banned call cannot hide
-// in a helper or a lambda, and exercise 2's legitimate allreduce is not exercise 1's.
-std::set<std::string> calls_reachable_from(const std::string& object, const std::string& function) {
-  // objdump -t: "VALUE FLAGS SECTION\tSIZE NAME"; undefined symbols are in *UND*.
-  std::map<std::string, std::string> section_of;
-  std::set<std::string> undefined, start;
-  for (const std::string& line :
-       lines_of(output_of(std::string(GLASS_OBJDUMP) + " -t '" + object + "'"))) {
-    const size_t tab = line.find('\t');
-    if (tab == std::string::npos || tab < 25) continue;
-    const size_t space = line.rfind(' ', tab);
-    const std::string section = line.substr(space + 1, tab - space - 1);
-    const std::string name = line.substr(line.rfind(' ') + 1);
-    if (section == "*UND*") {
-      undefined.insert(name);
-    } else {
-      section_of[name] = section;
-      if (demangle(name).starts_with(function)) start.insert(section);
-    }
-  }
-  if (start.empty())
-    throw std::runtime_error("objdump -t finds no function " + function + " in " + object);
-  if (start.contains(".text"))
-    throw std::runtime_error(function + " is in .text with every other function of " + object +
-                             ": it must be compiled with -ffunction-sections");
-  // objdump -r: "RELOCATION RECORDS FOR [SECTION]:", then "OFFSET TYPE TARGET[+-ADDEND]".
-  std::map<std::string, std::set<std::string>> refers_to;
-  std::string current;
-  for (const std::string& line :
-       lines_of(output_of(std::string(GLASS_OBJDUMP) + " -r '" + object + "'"))) {
-    if (line.starts_with("RELOCATION RECORDS FOR [")) {
-      current = line.substr(24, line.find(']') - 24);
-      continue;
-    }
-    std::istringstream fields(line);
-    std::string offset, type, target;
-    if (current.empty() || !(fields >> offset >> type >> target) || offset == "OFFSET") continue;
-    refers_to[current].insert(target.substr(0, target.find_first_of("+-")));
-  }
-  std::set<std::string> seen(start.begin(), start.end()), calls;
-  std::vector<std::string> todo(start.begin(), start.end());
-  while (!todo.empty()) {
-    const std::string section = todo.back();
-    todo.pop_back();
-    for (const std::string& target : refers_to[section]) {
-      if (undefined.contains(target)) {
-        calls.insert(demangle(target));
-        continue;
-      }
-      const auto defined = section_of.find(target);
-      const std::string next = defined != section_of.end() ? defined->second : target;
-      if (seen.insert(next).second) todo.push_back(next);
-    }
-  }
-  return calls;
-}
-
-struct Ban {
-  std::string prefix;  // of the demangled symbol
-  std::string why;
-};
-
-std::string banned_among(const std::vector<std::string>& symbols, const std::vector<Ban>& bans) {
-  std::string found;
-  for (const Ban& ban : bans)
-    for (const std::string& symbol : symbols)
-      if (symbol.starts_with(ban.prefix)) {
-        found += ban.why + " (it calls " + ban.prefix + "...). ";
-        break;
-      }
-  return found;
-}
 
 // "" or the banned functions anything in `object` calls, with the exercise that bans each.
 std::string banned_calls(const std::string& object) {
