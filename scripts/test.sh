@@ -27,10 +27,10 @@ cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLASS_S
   -DGLASS_BUILD_BENCH=OFF -DGLASS_BUILD_LESSONS=OFF -DGLASS_WERROR=ON -DGLASS_CUDA_KERNELS=OFF
 cmake --build "$asan" -j "$jobs" --target core_tests autograd_tests nn_tests nn_optim_tests \
   nn_data_tests nn_serialize_tests cuda_sim_tests cuda_exec_tests cuda_alloc_tests cuda_backend_tests \
-  cuda_suites_tests distributed_tests
+  cuda_suites_tests distributed_tests compiler_tests
 # The simulated GPU too: its fibers tell ASan when they switch stacks (block_runner.cpp).
 GLASS_CPU_CACHING=0 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir "$asan" -j "$jobs" -L "core|autograd|nn|cuda|distributed" -LE gpu \
+  ctest --test-dir "$asan" -j "$jobs" -L "core|autograd|nn|cuda|distributed|compiler" -LE gpu \
   -E "^MpiBackend[.]" --output-on-failure --timeout 900
 # OpenMPI's plugins, unloaded by MPI_Finalize, leave allocations LeakSanitizer can neither
 # attribute nor suppress (their module is gone): the MPI tests run with every check but that.

@@ -4,8 +4,8 @@
 // Two users: the eager CPU kernels (cpu_pointwise.cpp) call these inside their loops, and
 // the compiler's generated C++ (compiler/cpp_codegen.cpp) embeds this file's text — with
 // vec_math.h and scalar_ops.h — at the top of every kernel it writes. So a fused kernel
-// computes each element with the very expressions eager mode uses, and compiled equals
-// eager bit for bit wherever both run the same ops in the same dtypes.
+// computes each element with the very expressions eager mode uses; only the rounding
+// between two fused ops can differ (pointwise.h says when).
 //
 // Invariant: plain C++ with no include beyond the standard library and those two headers
 // (the generated source must compile on its own), and no glass type but these functions.
@@ -78,10 +78,16 @@ template <class T>
 inline T sigmoid(T x) {
   return vec_math::sigmoid(x);
 }
+// relu(NaN) is NaN (NaN < 0 is false). A select, not `x < 0 ? 0 : x`: GCC turns the
+// ternary into a branch when other ops share the loop (a fused kernel), which stops it
+// vectorizing; the bit select vectorizes alone and in company.
 template <class T>
 inline T relu(T x) {
-  return x < 0 ? T(0) : x;
-}  // relu(NaN) is NaN
+  if constexpr (std::is_floating_point_v<T>)
+    return select(x < T(0), T(0), x);
+  else
+    return x < 0 ? T(0) : x;
+}
 // x * Phi(x), Phi the standard normal CDF, written with erf.
 template <class T>
 inline T gelu(T x) {

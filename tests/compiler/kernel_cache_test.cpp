@@ -1,0 +1,147 @@
+// tests/compiler/kernel_cache_test.cpp — the kernel cache: a source is compiled once, then
+// loaded from disk (in a later process too: the tests forget what this one loaded), a
+// corrupted or foreign entry is rebuilt rather than loaded, and a source that does not
+// compile is an error quoting the compiler and the numbered source.
+#include "compiler/kernel_cache.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace glass::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Each test gets an empty cache folder of its own under the build folder.
+class KernelCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!host_compiler().available()) GTEST_SKIP() << "no C++ compiler on this machine";
+    std::string pattern = std::string(GLASS_TEST_CACHE_DIR) + "-cache-test-XXXXXX";
+    fs::create_directories(fs::path(pattern).parent_path());
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    ::setenv("GLASS_CACHE_DIR", dir_.c_str(), 1);
+    forget_loaded_kernels();
+    reset_cache_stats();
+  }
+  void TearDown() override {
+    forget_loaded_kernels();
+    if (!dir_.empty()) fs::remove_all(dir_);
+    ::unsetenv("GLASS_CACHE_DIR");
+  }
+  std::string dir_;
+};
+
+std::string answer_source(int value) {
+  return "extern \"C\" int answer() { return " + std::to_string(value) + "; }\n";
+}
+
+int call_answer(const KernelLibrary& lib) { return lib.function<int()>("answer")(); }
+
+TEST_F(KernelCache, CompilesOnceThenLoadsFromDiskThenFromThisProcess) {
+  {
+    auto lib = load_or_compile(answer_source(42));
+    EXPECT_EQ(call_answer(*lib), 42);
+    EXPECT_EQ(lib->path(), cache_dir() + "/kernels/" + lib->key() + ".so");
+    EXPECT_EQ(lib->key().size(), 32u);
+    EXPECT_EQ(cache_stats().compiled, 1);
+    auto again = load_or_compile(answer_source(42));  // held: the same library
+    EXPECT_EQ(again.get(), lib.get());
+    EXPECT_EQ(cache_stats().in_process, 1);
+  }
+  forget_loaded_kernels();  // as a new process would start
+  auto from_disk = load_or_compile(answer_source(42));
+  EXPECT_EQ(call_answer(*from_disk), 42);
+  const CacheStats s = cache_stats();
+  EXPECT_EQ(s.compiled, 1);
+  EXPECT_EQ(s.from_disk, 1);
+  EXPECT_EQ(s.rejected, 0);
+  // A different source is a different entry.
+  auto other = load_or_compile(answer_source(7));
+  EXPECT_EQ(call_answer(*other), 7);
+  EXPECT_NE(other->key(), from_disk->key());
+  EXPECT_EQ(cache_stats().compiled, 2);
+}
+
+TEST_F(KernelCache, ACorruptedLibraryIsRebuiltNotLoaded) {
+  std::string path;
+  {
+    auto lib = load_or_compile(answer_source(5));
+    path = lib->path();
+  }
+  forget_loaded_kernels();
+  {
+    // Flip bytes in the middle of the shared object, keeping its size.
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(path) / 2));
+    f.write("\xde\xad\xbe\xef", 4);
+  }
+  auto rebuilt = load_or_compile(answer_source(5));
+  EXPECT_EQ(call_answer(*rebuilt), 5);
+  EXPECT_EQ(cache_stats().rejected, 1);
+  EXPECT_EQ(cache_stats().compiled, 2);
+}
+
+TEST_F(KernelCache, AnEntryMissingAPartOrHoldingAnotherSourceIsRebuilt) {
+  std::string base;
+  {
+    auto lib = load_or_compile(answer_source(9));
+    base = cache_dir() + "/kernels/" + lib->key();
+  }
+  forget_loaded_kernels();
+  fs::remove(base + ".sum");  // an interrupted writer would leave this
+  EXPECT_EQ(call_answer(*load_or_compile(answer_source(9))), 9);
+  EXPECT_EQ(cache_stats().rejected, 1);
+  forget_loaded_kernels();
+  std::ofstream(base + ".cpp") << answer_source(10);  // as if two sources shared the key
+  EXPECT_EQ(call_answer(*load_or_compile(answer_source(9))), 9);
+  EXPECT_EQ(cache_stats().rejected, 2);
+  EXPECT_EQ(cache_stats().compiled, 3);
+}
+
+TEST_F(KernelCache, ASourceThatDoesNotCompileShowsTheCompilerAndTheNumberedSource) {
+  const std::string bad = "extern \"C\" int answer() {\n  return undeclared_name;\n}\n";
+  try {
+    load_or_compile(bad);
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the generated kernel did not compile"), std::string::npos) << what;
+    EXPECT_NE(what.find("undeclared_name"), std::string::npos) << what;  // the compiler's words
+    EXPECT_NE(what.find("    2 |   return undeclared_name;"), std::string::npos) << what;
+  }
+  // Nothing half-made stays behind: the folder holds no entry and no temporary file.
+  for (const auto& entry : fs::directory_iterator(cache_dir() + "/kernels"))
+    ADD_FAILURE() << "left behind: " << entry.path();
+}
+
+TEST_F(KernelCache, AMissingSymbolIsNamed) {
+  auto lib = load_or_compile(answer_source(1));
+  try {
+    lib->symbol("question");
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("no symbol 'question' in " + lib->path()),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(HostCompiler, KnowsItsVersionAndWhatNativeMeansHere) {
+  const HostCompiler& cxx = host_compiler();
+  if (!cxx.available()) GTEST_SKIP() << "no C++ compiler on this machine";
+  EXPECT_FALSE(cxx.version.empty());
+  EXPECT_NE(cxx.flags.find("-O3"), std::string::npos);
+  if (cxx.flags.find("-march=native") != std::string::npos) {
+    EXPECT_FALSE(cxx.target.empty()) << "the cache key must name the CPU";
+  }
+}
+
+}  // namespace
+}  // namespace glass::compiler

@@ -1,0 +1,236 @@
+// tests/compiler/pointwise_test.cpp — fused pointwise groups: the generated kernel against
+// the same ops run eagerly (interpret_pointwise, and the plain Tensor expression), on
+// contiguous, broadcast and transposed inputs, float32 and float64, with promotion; a few
+// hundred random groups compiled in one batch; the IR's text; and the errors.
+#include "compiler/pointwise.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/kernel_cache.h"
+#include "core/generator.h"
+#include "core/ops/factories.h"
+#include "core/ops/pointwise.h"
+#include "core/ops/random.h"
+
+namespace glass::compiler {
+namespace {
+
+// The kernels go to a cache under the build folder, reused by later runs.
+class Pointwise : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!host_compiler().available()) GTEST_SKIP() << "no C++ compiler on this machine";
+    ::setenv("GLASS_CACHE_DIR", GLASS_TEST_CACHE_DIR, 1);
+  }
+  void TearDown() override { ::unsetenv("GLASS_CACHE_DIR"); }
+};
+
+// The seed's chain: ((a*b + a) * 0.5 - b).relu().sigmoid().
+PointwiseProgram chain(ScalarType dtype) {
+  PointwiseProgram p;
+  const int a = p.input(0, dtype), b = p.input(1, dtype);
+  const int ab_a = p.binary(BinaryOp::Add, p.binary(BinaryOp::Mul, a, b), a);
+  const int t = p.binary(BinaryOp::Sub, p.binary(BinaryOp::Mul, ab_a, p.scalar(0.5)), b);
+  p.set_output(p.unary(UnaryOp::Sigmoid, p.unary(UnaryOp::Relu, t)));
+  return p;
+}
+
+Tensor eager_chain(const Tensor& a, const Tensor& b) {
+  return ((a * b + a) * 0.5 - b).relu().sigmoid();
+}
+
+// |x - y| <= atol + rtol * |y| everywhere, NaNs in the same places; "" or the worst element.
+std::string close(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  if (got.sizes() != want.sizes()) return "sizes differ";
+  if (got.dtype() != want.dtype())
+    return std::string("dtypes differ: ") + to_string(got.dtype()) + " vs " +
+           to_string(want.dtype());
+  Tensor g = got.to(kDouble).contiguous().reshape({-1}),
+         w = want.to(kDouble).contiguous().reshape({-1});
+  const double* gp = g.data_ptr<double>();
+  const double* wp = w.data_ptr<double>();
+  for (int64_t i = 0; i < g.numel(); ++i) {
+    if (std::isnan(gp[i]) || std::isnan(wp[i])) {
+      if (std::isnan(gp[i]) != std::isnan(wp[i]))
+        return "element " + std::to_string(i) + ": " + std::to_string(gp[i]) + " vs " +
+               std::to_string(wp[i]);
+      continue;
+    }
+    if (gp[i] == wp[i]) continue;  // also equal infinities
+    if (!(std::abs(gp[i] - wp[i]) <= atol + rtol * std::abs(wp[i])))
+      return "element " + std::to_string(i) + ": " + std::to_string(gp[i]) + " vs " +
+             std::to_string(wp[i]);
+  }
+  return "";
+}
+
+TEST_F(Pointwise, TheSeedsChainEqualsEagerMode) {
+  for (ScalarType dtype : {kFloat, kDouble}) {
+    Generator gen = make_generator(Device(kCPU), 3);
+    Tensor a = randn({1000}, gen).to(dtype), b = randn({1000}, gen).to(dtype);
+    CompiledPointwise fused = compile_pointwise(chain(dtype));
+    const Tensor got = fused({a, b});
+    EXPECT_EQ(close(got, eager_chain(a, b), 1e-6, 0), "") << to_string(dtype);
+    EXPECT_EQ(close(interpret_pointwise(chain(dtype), {a, b}), eager_chain(a, b), 0, 0), "");
+  }
+}
+
+TEST_F(Pointwise, BroadcastAndTransposedInputsGoThroughTheStridedLoop) {
+  Generator gen = make_generator(Device(kCPU), 4);
+  Tensor a = randn({4, 1, 5}, gen);   // broadcast along dim 1
+  Tensor b = randn({5, 3}, gen).t();  // [3, 5], transposed
+  CompiledPointwise fused = compile_pointwise(chain(kFloat));
+  const Tensor got = fused({a, b});
+  EXPECT_EQ(got.sizes(), (std::vector<int64_t>{4, 3, 5}));
+  EXPECT_EQ(close(got, eager_chain(a, b), 1e-6, 0), "");
+  // A 0-dim tensor and a slice with a step.
+  Tensor s = full({}, 0.25f);
+  Tensor sliced = randn({40}, gen).slice(0, 0, 40, 4);  // stride 4
+  EXPECT_EQ(close(fused({s, sliced}), eager_chain(s, sliced), 1e-6, 0), "");
+}
+
+TEST_F(Pointwise, PromotionComparisonsWhereAndClampFollowEagerMode) {
+  // where(a > b, clamp(a * 2, -1, 1), b / 3) with a float32 and b int64 (promotes to float).
+  PointwiseProgram p;
+  const int a = p.input(0, kFloat), b = p.input(1, kLong);
+  const int picked = p.where(p.binary(BinaryOp::Gt, a, b),
+                             p.clamp(p.binary(BinaryOp::Mul, a, p.scalar(2)), -1.0, 1.0),
+                             p.binary(BinaryOp::Div, b, p.scalar(3)));
+  p.set_output(picked);
+  EXPECT_EQ(p.output_dtype(), kFloat);
+  Generator gen = make_generator(Device(kCPU), 5);
+  Tensor x = randn({6, 7}, gen);
+  Tensor y = arange(-3, 4, TensorOptions(kLong));  // [7], broadcast over rows
+  const Tensor want = where(x > y, clamp(x * 2, -1.0, 1.0), y / 3);
+  EXPECT_EQ(close(compile_pointwise(p)({x, y}), want, 1e-6, 0), "");
+  EXPECT_EQ(close(interpret_pointwise(p, {x, y}), want, 0, 0), "");
+
+  // Integers stay integers, and are exact: (i * i - 3).abs().
+  PointwiseProgram q;
+  const int i = q.input(0, kLong);
+  q.set_output(
+      q.unary(UnaryOp::Abs, q.binary(BinaryOp::Sub, q.binary(BinaryOp::Mul, i, i), q.scalar(3))));
+  EXPECT_EQ(q.output_dtype(), kLong);
+  Tensor ints = arange(-50, 50, TensorOptions(kLong));
+  EXPECT_TRUE(compile_pointwise(q)({ints}).equal((ints * ints - 3).abs()));
+}
+
+// A random group over 1 to 3 inputs of random broadcastable shapes; its ops keep values in
+// a tame range (no overflow), and where a domain is violated both sides make the same NaN.
+PointwiseProgram random_program(std::mt19937& rng, ScalarType dtype, int n_inputs) {
+  PointwiseProgram p;
+  std::vector<int> values;
+  for (int k = 0; k < n_inputs; ++k) values.push_back(p.input(k, dtype));
+  const UnaryOp unaries[] = {UnaryOp::Neg,     UnaryOp::Abs,   UnaryOp::Exp,  UnaryOp::Log,
+                             UnaryOp::Sqrt,    UnaryOp::Sin,   UnaryOp::Cos,  UnaryOp::Tanh,
+                             UnaryOp::Sigmoid, UnaryOp::Relu,  UnaryOp::Gelu, UnaryOp::GeluTanh,
+                             UnaryOp::Sign,    UnaryOp::Log1p, UnaryOp::Rsqrt};
+  const BinaryOp binaries[] = {BinaryOp::Add, BinaryOp::Sub,     BinaryOp::Mul,
+                               BinaryOp::Div, BinaryOp::Maximum, BinaryOp::Minimum};
+  const int n_ops = 1 + static_cast<int>(rng() % 8);
+  for (int op = 0; op < n_ops; ++op) {
+    const int x = values[rng() % values.size()];
+    const int y = values[rng() % values.size()];
+    int v;
+    switch (rng() % 5) {
+      case 0:
+      case 1: v = p.unary(unaries[rng() % std::size(unaries)], p.unary(UnaryOp::Tanh, x)); break;
+      case 2: v = p.binary(binaries[rng() % std::size(binaries)], x, y); break;
+      case 3:
+        v = p.binary(binaries[rng() % 3], x, p.scalar(0.25 * static_cast<double>(rng() % 9) - 1));
+        break;
+      default: v = p.where(p.binary(BinaryOp::Lt, x, y), p.clamp(x, -0.5, 2.0), y); break;
+    }
+    values.push_back(v);
+  }
+  p.set_output(values.back());
+  return p;
+}
+
+TEST_F(Pointwise, HundredsOfRandomGroupsCompiledInOneBatchEqualEagerMode) {
+  std::mt19937 rng(2026);
+  std::vector<PointwiseProgram> programs;
+  std::vector<std::vector<Tensor>> inputs;
+  Generator gen = make_generator(Device(kCPU), 6);
+  for (int i = 0; i < 240; ++i) {
+    const ScalarType dtype = i % 2 ? kDouble : kFloat;
+    const int n_inputs = 1 + static_cast<int>(rng() % 3);
+    programs.push_back(random_program(rng, dtype, n_inputs));
+    std::vector<Tensor> xs;
+    for (int k = 0; k < n_inputs; ++k) {
+      switch (rng() % 4) {
+        case 0: xs.push_back(randn({3, 8}, gen).to(dtype)); break;
+        case 1: xs.push_back(randn({8}, gen).to(dtype)); break;         // broadcast rows
+        case 2: xs.push_back(randn({8, 3}, gen).to(dtype).t()); break;  // transposed
+        default: xs.push_back(randn({3, 1}, gen).to(dtype)); break;     // broadcast columns
+      }
+    }
+    inputs.push_back(xs);
+  }
+  const std::vector<CompiledPointwise> compiled = compile_pointwise(programs);
+  int bitwise = 0;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const Tensor want = interpret_pointwise(programs[i], inputs[i]);
+    const Tensor got = compiled[i](inputs[i]);
+    const bool f32 = programs[i].inputs[0] == kFloat;
+    EXPECT_EQ(close(got, want, f32 ? 1e-5 : 1e-12, f32 ? 1e-6 : 1e-14), "")
+        << "group " << i << ":\n"
+        << programs[i].to_string();
+    bitwise += close(got, want, 0, 0).empty();
+  }
+  // Most groups agree bit for bit; the rest differ by a contracted multiply-add.
+  EXPECT_GT(bitwise, static_cast<int>(programs.size()) / 2);
+  std::printf("[value] %d of %zu random groups bit for bit equal to eager mode\n", bitwise,
+              programs.size());
+}
+
+TEST_F(Pointwise, TheIrPrintsOneStepPerLine) {
+  EXPECT_EQ(chain(kFloat).to_string(),
+            "%0 = input(0) : float32\n"
+            "%1 = input(1) : float32\n"
+            "%2 = mul(%0, %1) : float32\n"
+            "%3 = add(%2, %0) : float32\n"
+            "%4 = scalar(0.5) : float64\n"
+            "%5 = mul(%3, %4) : float32\n"
+            "%6 = sub(%5, %1) : float32\n"
+            "%7 = relu(%6) : float32\n"
+            "%8 = sigmoid(%7) : float32  <- output\n");
+  const std::string src = emit_cpp(chain(kFloat));
+  EXPECT_NE(
+      src.find("extern \"C\" void glass_kernel(char** data, const int64_t* strides, int64_t n)"),
+      std::string::npos);
+  EXPECT_NE(src.find("const float v8 = f::sigmoid<float>(v7);"), std::string::npos) << src;
+  EXPECT_NE(src.find("static_cast<float>(0x1p-1)"), std::string::npos) << src;  // 0.5, exact
+}
+
+TEST_F(Pointwise, BadProgramsAndCallsAreNamed) {
+  const auto expect_error = [](const auto& f, const std::string& message) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected: " << message;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  PointwiseProgram p = chain(kFloat);
+  CompiledPointwise fused = compile_pointwise(p);
+  Tensor x = randn({4});
+  expect_error([&] { fused({x}); }, "the group takes 2 inputs, got 1");
+  expect_error([&] { fused({x, x.to(kDouble)}); }, "input 1 must be float32, got float64");
+  expect_error([&] { fused({x, randn({3})}); }, "");  // broadcasting's own error
+  PointwiseProgram q;
+  q.input(0, kFloat);
+  expect_error([&] { q.binary(BinaryOp::Add, 0, 5); }, "operand %5 is not an earlier step");
+  expect_error([&] { emit_cpp(q); }, "the program has no output");
+  expect_error([&] { q.set_output(q.scalar(1)); }, "the output must be a tensor step");
+  expect_error([&] { q.where(0, 0, 0); }, "the condition must be a bool step, got float32");
+}
+
+}  // namespace
+}  // namespace glass::compiler
