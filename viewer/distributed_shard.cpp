@@ -149,9 +149,6 @@ RungRecording record_rung(Rung rung, const ShardRecordingOptions& o,
         mine.phases.push_back({ShardPhase::Step, step, t2, t3});
       };
       for (int s = 0; s < o.warmup_steps; ++s) train_step(s, false);
-      // A collective's Work is done when wait() returns, but the communication thread may
-      // hold its tensors a moment longer: a barrier through the same queue outlasts that.
-      distributed::barrier();
       sync.arrive_and_wait();  // every rank at rest
       if (rank == 0) {
         for (int r = 0; r < n; ++r) at_rest[static_cast<size_t>(r)] = ledger.current(r);
@@ -160,7 +157,6 @@ RungRecording record_rung(Rung rung, const ShardRecordingOptions& o,
       }
       sync.arrive_and_wait();
       for (int s = 0; s < o.steps; ++s) train_step(s, true);
-      distributed::barrier();
       sync.arrive_and_wait();  // every rank done
       if (rank == 0) {
         ledger.set_recording(false);
@@ -341,7 +337,8 @@ std::string ShardRecording::summary() const {
       << n << " ranks, batch " << options.batch << " per rank, Adam; FSDP prefetch "
       << (options.prefetch ? "on" : "off") << "\n";
   out << "model state by the arithmetic: DDP 16Ψ = " << mib(ddp_model_state())
-      << " per rank, FSDP 16Ψ/N = " << mib(fsdp_model_state()) << "\n";
+      << " per rank, FSDP 16Ψ/N = " << mib(fsdp_model_state())
+      << "; measured: the allocator's blocks, sizes rounded up as cpu_memory_stats counts them\n";
   const int64_t threshold = gather_threshold(*this);
   for (const RungRecording* rung : {&ddp, &fsdp}) {
     const double arithmetic = rung == &ddp ? ddp_model_state() : fsdp_model_state();

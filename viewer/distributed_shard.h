@@ -18,6 +18,10 @@
 //   rec.fsdp.ranks[0].peak;      // at rest + about a unit gathered (and its gradients)
 //   viz::write_text_file("shard.svg", viz::shard_to_svg(rec));
 //
+// Bytes are what the CPU allocator handed out — each block rounded up to one of four sizes
+// per power of two (core/allocator.cpp), as cpu_memory_stats() counts them — so a rung whose
+// buffers are not powers of two sits a few percent above the arithmetic (DDP's buckets here).
+//
 // Invariants: per rank, samples are in increasing order and in [0, orders); phases are in
 // the order they ran, each [begin, end) within [0, orders); DDP's bytes during the recorded
 // steps never fall below its at_rest (nothing of its model state is freed); every

@@ -4,8 +4,8 @@
 // draw list, and records what it drew (node boxes, grid cells, norms) in App for tests.
 // The graph layout is cached on structure_key() and recomputed only when it changes.
 //
-// The Graph, Stride layout, Timeline and Distributed panels are in graph_panel.cpp,
-// stride_panel.cpp, timeline_panel.cpp and distributed_panel.cpp.
+// The Graph, Stride layout, Timeline, Distributed and Shard panels are in graph_panel.cpp,
+// stride_panel.cpp, timeline_panel.cpp, distributed_panel.cpp and shard_panel.cpp.
 //
 // [SECTION] state   [SECTION] inspector   [SECTION] gradient flow   [SECTION] training
 // [SECTION] frame
@@ -315,6 +315,13 @@ void App::tour_panel() {
       error = e.what();
     }
   }
+  if (ImGui::Button("Lesson 11: FSDP's memory per rank against DDP's")) {
+    try {
+      open_shard();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
   if (!error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", error.c_str());
   ImGui::End();
 }
@@ -340,6 +347,8 @@ void App::frame() {
       timeline_panel();
     else if (panels == Panels::DistributedOnly)
       distributed_panel();
+    else if (panels == Panels::ShardOnly)
+      shard_panel();
     else
       stride_panel();
     return;
@@ -368,6 +377,10 @@ void App::frame() {
   if (distributed.open()) {  // the same: over the bottom row once recorded
     place(0, 0.45f, 1, 0.55f);
     distributed_panel();
+  }
+  if (shard.open()) {
+    place(0, 0.35f, 1, 0.65f);
+    shard_panel();
   }
 }
 

@@ -25,6 +25,7 @@
 #include "viewer/app/training.h"
 #include "viewer/distributed_ddp.h"
 #include "viewer/distributed_ring.h"
+#include "viewer/distributed_shard.h"
 #include "viewer/dot.h"
 #include "viewer/layout.h"
 #include "viewer/snapshot.h"
@@ -143,7 +144,36 @@ struct DistributedView {
   bool open() const { return ring.has_value() || ddp.has_value(); }
 };
 
-enum class Panels : uint8_t { All, GraphOnly, StrideOnly, TimelineOnly, DistributedOnly };
+// The shard panel's state (shard_panel.cpp): memory per rank over one training step under
+// DDP and under FSDP, and which rows of each parameter each FSDP rank owns (issue 12).
+// Recording takes a fraction of a second, so it happens when the panel is opened, when the
+// user asks, or when a setting that changes the run (ranks, prefetch) changes — never per
+// frame.
+struct ShardView {
+  std::optional<ShardRecording> rec;
+  int world_size = 2;    // the ranks slider (rec->options.world_size is what was recorded)
+  bool prefetch = true;  // FSDP's forward and backward prefetch (the checkbox)
+  int recordings = 0;    // how many times it recorded: the tests' witness of a re-record
+  std::string status;    // the last recording's error, if it failed
+  // Last frame, for tooltips and tests:
+  std::vector<std::pair<std::string, Rect>> plots;  // rung name -> its plot area
+  std::vector<std::pair<std::string, int>> curves;  // (rung, rank) per curve drawn
+  // (parameter index in rec->ownership, rank) -> its real rows' box, or its padding's.
+  std::vector<std::pair<std::pair<size_t, int>, Rect>> slice_rects, padding_rects;
+  Rect prefetch_box;       // the checkbox, so a test can click it
+  std::string hover_text;  // what the tooltip shows, or empty
+
+  bool open() const { return rec.has_value(); }
+};
+
+enum class Panels : uint8_t {
+  All,
+  GraphOnly,
+  StrideOnly,
+  TimelineOnly,
+  DistributedOnly,
+  ShardOnly
+};
 
 struct App {
   std::string title = "glass-viewer";
@@ -166,6 +196,7 @@ struct App {
   std::vector<std::pair<std::string, Rect>> tour_rects;
   TimelineView timeline;
   DistributedView distributed;
+  ShardView shard;
 
   // The demos in lesson order (01 first): the tour panel's entries.
   static std::vector<std::string> tour();
@@ -192,6 +223,9 @@ struct App {
   // The distributed panel: records the ring on distributed.world_size rank-threads and
   // DDP's buckets on 2 (a glass::Error names what failed).
   void open_distributed();
+  // The shard panel: records DDP and FSDP on shard.world_size rank-threads, FSDP with
+  // shard.prefetch (a glass::Error names what failed; the old recording stays).
+  void open_shard();
 
   // Runs one training step when playing, then draws every panel. Call between
   // ImGui::NewFrame() and ImGui::Render().
@@ -211,6 +245,7 @@ struct App {
   void tour_panel();
   void timeline_panel();
   void distributed_panel();
+  void shard_panel();
 
  private:
   void ensure_layout();

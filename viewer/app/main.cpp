@@ -7,6 +7,7 @@
 //   glass-viewer --timeline trace.json             the simulated GPU's Chrome trace, as lanes
 //   glass-viewer --timeline-live                   lesson 08's pipeline on the simulated GPU
 //   glass-viewer --distributed --ring-frame 4      lesson 10's ring all-reduce and DDP buckets
+//   glass-viewer --shard --ranks 3                 FSDP's memory per rank against DDP's
 //
 // Usage errors print what was wrong and exit 2; a screenshot run exits 0 once the PNG is
 // written. Everything drawn comes from viewer/app/app.h; this file only owns the loop.
@@ -49,8 +50,13 @@ constexpr const char* kUsage = R"(usage: glass-viewer [options]
   --distributed       record lesson 10's ring all-reduce (4 ranks) and a DDP backward
                       (2 ranks) on the threads backend, and show them step by step
   --ring-frame N      with --distributed: show the ring after step N (0: before the first)
-  --all-panels        with --timeline, --timeline-live or --distributed: every panel, not
-                      that one alone
+  --shard             record one training step under DDP and under FSDP on rank-threads
+                      and show each rank's memory over it, and which rows of each
+                      parameter each FSDP rank owns (glass-dot --shard writes it as SVG)
+  --ranks N           with --shard: ranks, 1 to 8 (default 2)
+  --no-prefetch       with --shard: FSDP without prefetch
+  --all-panels        with --timeline, --timeline-live, --distributed or --shard: every
+                      panel, not that one alone
   --egl               render with EGL on Mesa's surfaceless platform (no X server needed;
                       only with --screenshot: there is no window to show)
   --list              list the demos
@@ -74,7 +80,8 @@ int run(int argc, char** argv) {
   std::string demo = app::App::kDefaultDemo, screenshot;
   bool train = false, graph_only = false, stride_only = false;
   bool timeline_live = false, all_panels = false, distributed = false;
-  std::optional<int> ring_frame;
+  bool shard = false, prefetch = true;
+  std::optional<int> ring_frame, ranks;
   std::string tensor, timeline;
   std::vector<std::string> views;
   int frames = 3;
@@ -123,6 +130,13 @@ int run(int argc, char** argv) {
       distributed = true;
     } else if (a == "--ring-frame") {
       ring_frame = to_int(a, value(), /*least=*/0);
+    } else if (a == "--shard") {
+      shard = true;
+    } else if (a == "--ranks") {
+      ranks = to_int(a, value());
+      GLASS_CHECK(*ranks <= 8, "--ranks: the shard panel runs 1 to 8 ranks, got ", *ranks);
+    } else if (a == "--no-prefetch") {
+      prefetch = false;
     } else if (a == "--all-panels") {
       all_panels = true;
     } else if (a == "--egl") {
@@ -135,8 +149,13 @@ int run(int argc, char** argv) {
               "--egl renders off screen: use it with --screenshot FILE");
   GLASS_CHECK(timeline.empty() || !timeline_live,
               "--timeline FILE and --timeline-live are two timelines; give one of them");
-  GLASS_CHECK(!all_panels || !timeline.empty() || timeline_live || distributed,
-              "--all-panels goes with --timeline FILE, --timeline-live or --distributed");
+  GLASS_CHECK(!all_panels || !timeline.empty() || timeline_live || distributed || shard,
+              "--all-panels goes with --timeline FILE, --timeline-live, --distributed or "
+              "--shard");
+  GLASS_CHECK((!ranks && prefetch) || shard, "--ranks and --no-prefetch go with --shard");
+  GLASS_CHECK(!shard || (timeline.empty() && !timeline_live && !distributed),
+              "--shard fills the bottom of the window as --distributed and a timeline do; "
+              "give one of them");
   GLASS_CHECK(!ring_frame || distributed, "--ring-frame goes with --distributed");
   GLASS_CHECK(!distributed || (timeline.empty() && !timeline_live),
               "--distributed and a timeline both fill the bottom of the window; give one");
@@ -169,6 +188,12 @@ int run(int argc, char** argv) {
                 " ranks has frames 0 to ", last);
     ui.distributed.frame = shown;
     if (!all_panels) ui.panels = app::Panels::DistributedOnly;
+  }
+  if (shard) {
+    ui.shard.world_size = ranks.value_or(2);
+    ui.shard.prefetch = prefetch;
+    ui.open_shard();  // runs the ranks (threads) before any window opens
+    if (!all_panels) ui.panels = app::Panels::ShardOnly;
   }
   window.title = ui.title;
   window.visible = screenshot.empty();
