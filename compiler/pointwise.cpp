@@ -358,7 +358,10 @@ void emit_kernel(std::ostringstream& src, const PointwiseProgram& p, const std::
   std::istringstream ir(p.to_string());
   for (std::string line; std::getline(ir, line);) src << "//   " << line << "\n";
 
-  const auto body = [&](bool contiguous, const std::string& indent) {
+  // The statements for element `index`: loads (typed pointers when contiguous, byte
+  // strides otherwise), the live steps, and the store to `dest`.
+  const auto body = [&](bool contiguous, const std::string& indent, const std::string& index,
+                        const std::string& dest) {
     for (size_t i = 0; i < p.steps.size(); ++i) {
       const Step& s = p.steps[i];
       if (!live[i] || s.kind == Kind::Scalar) continue;
@@ -366,20 +369,15 @@ void emit_kernel(std::ostringstream& src, const PointwiseProgram& p, const std::
         const int op = operand_of[s.input];
         src << indent << "const " << c_type(s.dtype) << " v" << i << " = ";
         if (contiguous)
-          src << "in" << op << "[i];\n";
+          src << "in" << op << "[" << index << "];\n";
         else
-          src << "*reinterpret_cast<const " << c_type(s.dtype) << "*>(data[" << op
-              << "] + i * strides[" << op << "]);\n";
+          src << "*reinterpret_cast<const " << c_type(s.dtype) << "*>(data[" << op << "] + "
+              << index << " * strides[" << op << "]);\n";
       } else {
         src << indent << statement(p, static_cast<int>(i)) << "\n";
       }
     }
-    const std::string out_t = c_type(p.output_dtype());
-    if (contiguous)
-      src << indent << "out[i] = v" << p.output << ";\n";
-    else
-      src << indent << "*reinterpret_cast<" << out_t << "*>(data[0] + i * strides[0]) = v"
-          << p.output << ";\n";
+    src << indent << dest << " = v" << p.output << ";\n";
   };
 
   const std::string out_t = c_type(p.output_dtype());
@@ -394,12 +392,34 @@ void emit_kernel(std::ostringstream& src, const PointwiseProgram& p, const std::
     src << "    const " << c_type(p.inputs[k]) << "* __restrict__ in" << operand_of[k]
         << " = reinterpret_cast<const " << c_type(p.inputs[k]) << "*>(data[" << operand_of[k]
         << "]);\n";
-  src << "    for (int64_t i = 0; i < n; ++i) {\n";
-  body(true, "      ");
-  src << "    }\n    return;\n  }\n"
+  src << "    if (n * static_cast<int64_t>(sizeof(" << out_t
+      << ")) < glass::cpu::stream::kStreamBytes) {\n"
+      << "      for (int64_t i = 0; i < n; ++i) {\n";
+  body(true, "        ", "i", "out[i]");
+  src << "      }\n      return;\n    }\n"
+      << "    // A long result: blocks computed into a stack buffer, streamed out without\n"
+      << "    // reading the destination first (Note [Streaming stores], stream_store.h).\n"
+      << "    constexpr int64_t kBlock = glass::cpu::stream::kBlockBytes / sizeof(" << out_t
+      << ");\n"
+      << "    int64_t i = 0;\n"
+      << "    for (; i < n && reinterpret_cast<uintptr_t>(out + i) % 64 != 0; ++i) {\n";
+  body(true, "      ", "i", "out[i]");
+  src << "    }\n    alignas(64) " << out_t << " buf[kBlock];\n"
+      << "    for (; i + kBlock <= n; i += kBlock) {\n"
+      << "      for (int64_t j = 0; j < kBlock; ++j) {\n";
+  body(true, "        ", "i + j", "buf[j]");
+  src << "      }\n"
+      << "      glass::cpu::stream::stream_copy(reinterpret_cast<char*>(out + i),\n"
+      << "                                      reinterpret_cast<const char*>(buf),\n"
+      << "                                      glass::cpu::stream::kBlockBytes);\n"
+      << "    }\n"
+      << "    for (; i < n; ++i) {\n";
+  body(true, "      ", "i", "out[i]");
+  src << "    }\n    glass::cpu::stream::stream_fence();\n    return;\n  }\n"
       << "  // Anything else (broadcast, transposed, sliced): byte strides per operand.\n"
       << "  for (int64_t i = 0; i < n; ++i) {\n";
-  body(false, "    ");
+  body(false, "    ", "i",
+       std::string("*reinterpret_cast<") + out_t + "*>(data[0] + i * strides[0])");
   src << "  }\n}\n";
 }
 

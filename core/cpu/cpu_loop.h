@@ -9,60 +9,26 @@
 //   strided:     anything else -> byte-stride arithmetic per element.
 // Broadcasting never reaches this file: TensorIterator already turned it into stride 0.
 //
-// Note [Streaming stores]
-// A plain store to a line that is not in cache first *reads* the line (write-allocate),
-// so `c = a + b` over 64 MiB moves four streams (a, b, c read, c written) where memcpy,
-// which uses non-temporal stores at that size, moves two per buffer. When one contiguous
-// run writes at least kStreamBytes (twice a core's L2: the result could not stay cached
-// anyway), the kernel computes blocks into a small stack buffer — still vectorized — and
-// copies each block out with streaming stores, which write whole lines without reading
-// them. Measured on 16M floats: c = a + b from 0.77 to 1.09x memcpy at 1 thread and
-// 0.75 to 0.89x at 2 (bench/RESULTS.md); the 6-op chain did not change.
+// Long contiguous results are written with streaming stores: see Note [Streaming stores]
+// in stream_store.h.
 #pragma once
-
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
 
 #include <cstdint>
 #include <cstring>
 #include <tuple>
 #include <utility>
 
+#include "core/cpu/stream_store.h"
 #include "core/tensor_iterator.h"
 
 namespace glass::cpu {
 
 namespace detail {
 
-inline constexpr int64_t kStreamBytes = 4 << 20;  // per run; see Note [Streaming stores]
-inline constexpr int64_t kBlockBytes = 8192;      // the stack buffer, well inside L1
-
-// Copies `bytes` (a multiple of 64) from src to a 64-byte-aligned dst with non-temporal
-// stores, using the widest vectors the build targets.
-inline void stream_copy(char* dst, const char* src, int64_t bytes) {
-#if defined(__AVX512F__)
-  for (int64_t i = 0; i < bytes; i += 64)
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i),
-                        _mm512_load_si512(reinterpret_cast<const __m512i*>(src + i)));
-#elif defined(__AVX__)
-  for (int64_t i = 0; i < bytes; i += 32)
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i),
-                        _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i)));
-#elif defined(__SSE2__)
-  for (int64_t i = 0; i < bytes; i += 16)
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i),
-                     _mm_load_si128(reinterpret_cast<const __m128i*>(src + i)));
-#else
-  std::memcpy(dst, src, static_cast<size_t>(bytes));
-#endif
-}
-
-inline void stream_fence() {
-#if defined(__SSE2__)
-  _mm_sfence();  // streaming stores are weakly ordered: publish them before returning
-#endif
-}
+using stream::kBlockBytes;
+using stream::kStreamBytes;
+using stream::stream_copy;
+using stream::stream_fence;
 
 // out[i] = f(in[i]...) for a long contiguous run, written with streaming stores.
 template <class Out, class... In, class F, size_t... I>
@@ -71,7 +37,8 @@ void run_streaming(Out* out, const std::tuple<const In*...>& in, int64_t n, cons
   constexpr int64_t kBlock = kBlockBytes / static_cast<int64_t>(sizeof(Out));
   int64_t i = 0;
   // Plain stores until out + i is 64-byte aligned.
-  for (; i < n && reinterpret_cast<uintptr_t>(out + i) % 64 != 0; ++i) out[i] = f(std::get<I>(in)[i]...);
+  for (; i < n && reinterpret_cast<uintptr_t>(out + i) % 64 != 0; ++i)
+    out[i] = f(std::get<I>(in)[i]...);
   alignas(64) Out buf[kBlock];
   for (; i + kBlock <= n; i += kBlock) {
     for (int64_t j = 0; j < kBlock; ++j) buf[j] = f(std::get<I>(in)[i + j]...);

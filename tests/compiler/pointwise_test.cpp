@@ -81,6 +81,18 @@ TEST_F(Pointwise, TheSeedsChainEqualsEagerMode) {
   }
 }
 
+// 4 MiB and more of output take the streaming-store path, in blocks with a ragged tail.
+TEST_F(Pointwise, ALongResultIsStreamedOutAndStillEqualsEagerMode) {
+  Generator gen = make_generator(Device(kCPU), 7);
+  const int64_t n = (int64_t{1} << 21) + 37;  // 8 MiB of floats and a tail
+  Tensor a = randn({n}, gen), b = randn({n}, gen);
+  const Tensor got = compile_pointwise(chain(kFloat))({a, b});
+  EXPECT_EQ(close(got, eager_chain(a, b), 1e-6, 0), "");
+  // An output that starts off a 64-byte boundary: the plain stores before the first block.
+  Tensor a1 = a.slice(0, 3, n), b1 = b.slice(0, 3, n);
+  EXPECT_EQ(close(compile_pointwise(chain(kFloat))({a1, b1}), eager_chain(a1, b1), 1e-6, 0), "");
+}
+
 TEST_F(Pointwise, BroadcastAndTransposedInputsGoThroughTheStridedLoop) {
   Generator gen = make_generator(Device(kCPU), 4);
   Tensor a = randn({4, 1, 5}, gen);   // broadcast along dim 1
