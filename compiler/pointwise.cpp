@@ -4,6 +4,7 @@
 #include "compiler/pointwise.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "compiler/kernel_cache.h"
@@ -487,12 +488,27 @@ Tensor CompiledPointwise::operator()(TensorList inputs) const {
   return iter.output(0);
 }
 
+namespace {
+
+// GLASS_COMPILE_DEBUG=1 (like TORCH_LOGS=output_code): the generated kernels on stderr,
+// each with its IR, without the prelude every source starts with.
+std::shared_ptr<KernelLibrary> build(const std::string& source) {
+  if (const char* debug = std::getenv("GLASS_COMPILE_DEBUG"); debug && std::string(debug) == "1") {
+    const size_t kernels = source.find("\n// glass_kernel");
+    std::fprintf(stderr, "[glass compile] generated C++ (after the %zu-byte prelude):\n%s\n",
+                 kernels, source.substr(kernels == std::string::npos ? 0 : kernels + 1).c_str());
+  }
+  return load_or_compile(source);
+}
+
+}  // namespace
+
 CompiledPointwise compile_pointwise(const PointwiseProgram& program) {
-  return CompiledPointwise(program, load_or_compile(emit_cpp(program)), "glass_kernel");
+  return CompiledPointwise(program, build(emit_cpp(program)), "glass_kernel");
 }
 
 std::vector<CompiledPointwise> compile_pointwise(const std::vector<PointwiseProgram>& programs) {
-  std::shared_ptr<KernelLibrary> library = load_or_compile(emit_cpp(programs));
+  std::shared_ptr<KernelLibrary> library = build(emit_cpp(programs));
   std::vector<CompiledPointwise> compiled;
   for (size_t i = 0; i < programs.size(); ++i)
     compiled.emplace_back(programs[i], library, "glass_kernel_" + std::to_string(i));

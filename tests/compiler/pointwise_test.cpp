@@ -221,6 +221,18 @@ TEST_F(Pointwise, TheIrPrintsOneStepPerLine) {
   EXPECT_NE(src.find("static_cast<float>(0x1p-1)"), std::string::npos) << src;  // 0.5, exact
 }
 
+TEST_F(Pointwise, CompileDebugPrintsTheIrAndTheKernelWithoutThePrelude) {
+  ::setenv("GLASS_COMPILE_DEBUG", "1", 1);
+  ::testing::internal::CaptureStderr();
+  compile_pointwise(chain(kFloat));
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  ::unsetenv("GLASS_COMPILE_DEBUG");
+  EXPECT_NE(printed.find("[glass compile] generated C++"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("//   %8 = sigmoid(%7) : float32  <- output"), std::string::npos);
+  EXPECT_NE(printed.find("const float v8 = f::sigmoid<float>(v7);"), std::string::npos);
+  EXPECT_EQ(printed.find("namespace glass::cpu::vec_math"), std::string::npos) << "the prelude";
+}
+
 TEST_F(Pointwise, BadProgramsAndCallsAreNamed) {
   const auto expect_error = [](const auto& f, const std::string& message) {
     try {
