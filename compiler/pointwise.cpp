@@ -3,14 +3,20 @@
 // builders ask result_type with stand-in tensors), so a step's dtype is eager's.
 #include "compiler/pointwise.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <mutex>
 #include <sstream>
 
 #include "compiler/kernel_cache.h"
 #include "core/error.h"
 #include "core/ops/factories.h"
 #include "core/ops/pointwise.h"
+#include "core/ops/reduce.h"
+#include "core/parallel.h"
+#include "core/shape.h"
 #include "core/tensor_iterator.h"
 #include "core/type_promotion.h"
 
@@ -213,6 +219,20 @@ void PointwiseProgram::set_output(int step) {
   output = step;
 }
 
+void PointwiseProgram::reduce(ReduceOp op, std::vector<int64_t> dims, bool keepdim) {
+  GLASS_CHECK(output >= 0, "PointwiseProgram::reduce: set the output step first");
+  GLASS_CHECK(!reduction, "PointwiseProgram::reduce: the group already ends with a reduction");
+  GLASS_CHECK(is_floating_type(steps[output].dtype), "compile: a fused ", glass::to_string(op),
+              " of ", dtype_name(steps[output].dtype), " values cannot be fused yet (float32 and ",
+              "float64 only)");
+  reduction = Reduction{op, false, std::move(dims), keepdim};
+}
+
+void PointwiseProgram::mean(std::vector<int64_t> dims, bool keepdim) {
+  reduce(ReduceOp::Sum, std::move(dims), keepdim);
+  reduction->mean = true;
+}
+
 ScalarType PointwiseProgram::output_dtype() const {
   GLASS_CHECK(output >= 0, "PointwiseProgram: no output set");
   return steps[output].dtype;
@@ -245,8 +265,17 @@ std::string PointwiseProgram::to_string() const {
         out << "where(%" << s.args[0] << ", %" << s.args[1] << ", %" << s.args[2] << ")";
         break;
     }
-    out << " : " << dtype_name(s.dtype) << (static_cast<int>(i) == output ? "  <- output" : "")
-        << "\n";
+    out << " : " << dtype_name(s.dtype)
+        << (static_cast<int>(i) == output && !reduction ? "  <- output" : "") << "\n";
+  }
+  if (reduction) {
+    out << "%" << steps.size() << " = "
+        << (reduction->mean ? "mean" : glass::to_string(reduction->op)) << "(%" << output
+        << ", dims=[";
+    for (size_t d = 0; d < reduction->dims.size(); ++d)
+      out << (d ? ", " : "") << reduction->dims[d];
+    out << "], keepdim=" << (reduction->keepdim ? "true" : "false")
+        << ") : " << dtype_name(steps[output].dtype) << "  <- output\n";
   }
   return out.str();
 }
@@ -345,6 +374,102 @@ std::vector<int> PointwiseProgram::live_inputs() const {
 
 namespace {
 
+// The statements that compute element `index`: loads (typed pointers `inK` when
+// contiguous, byte strides otherwise), the live steps, then `store`.
+void emit_element(std::ostringstream& src, const PointwiseProgram& p, const std::vector<bool>& live,
+                  const std::vector<int>& operand_of, bool contiguous, const std::string& indent,
+                  const std::string& index, const std::string& store) {
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const Step& s = p.steps[i];
+    if (!live[i] || s.kind == Kind::Scalar) continue;
+    if (s.kind == Kind::Input) {
+      const int op = operand_of[s.input];
+      src << indent << "const " << c_type(s.dtype) << " v" << i << " = ";
+      if (contiguous)
+        src << "in" << op << "[" << index << "];\n";
+      else
+        src << "*reinterpret_cast<const " << c_type(s.dtype) << "*>(data[" << op << "] + " << index
+            << " * strides[" << op << "]);\n";
+    } else {
+      src << indent << statement(p, static_cast<int>(i)) << "\n";
+    }
+  }
+  src << indent << store << "\n";
+}
+
+// A group that ends with a reduction: NAME_fold folds a run of values into an accumulator
+// (16 lanes when the inputs are contiguous, so the loop vectorizes without reassociating),
+// NAME is TensorIterator's loop, folding a run into its output (stride 0) or combining
+// runs elementwise (an outer reduction), as core/cpu/cpu_reduce.cpp does for eager mode.
+void emit_reduction(std::ostringstream& src, const PointwiseProgram& p,
+                    const std::vector<bool>& live, const std::vector<int>& inputs,
+                    const std::vector<int>& operand_of, const std::string& name) {
+  const PointwiseProgram::Reduction& r = *p.reduction;
+  const std::string T = c_type(p.output_dtype());
+  const bool widen = (r.op == ReduceOp::Sum || r.op == ReduceOp::Prod) && T == "float";
+  const std::string A = widen ? "double" : T;  // float sums accumulate in double, as eager's
+  const std::string identity = r.op == ReduceOp::Sum    ? "0"
+                               : r.op == ReduceOp::Prod ? "1"
+                               : r.op == ReduceOp::Max
+                                   ? "-std::numeric_limits<" + A + ">::infinity()"
+                                   : "std::numeric_limits<" + A + ">::infinity()";
+  // combine(a, b), NaN winning in max and min as in eager's reduce kernel.
+  const auto combine = [&](const std::string& a, const std::string& b) {
+    switch (r.op) {
+      case ReduceOp::Sum: return "(" + a + " + " + b + ")";
+      case ReduceOp::Prod: return "(" + a + " * " + b + ")";
+      case ReduceOp::Max:
+        return "((" + a + " != " + a + " || " + a + " > " + b + ") ? " + a + " : " + b + ")";
+      case ReduceOp::Min:
+        return "((" + a + " != " + a + " || " + a + " < " + b + ") ? " + a + " : " + b + ")";
+    }
+    return std::string();
+  };
+  const std::string value = "static_cast<" + A + ">(v" + std::to_string(p.output) + ")";
+
+  src << "extern \"C\" void " << name
+      << "_fold(char** data, const int64_t* strides, int64_t n, void* acc_io) {\n"
+      << "  " << A << " acc = *static_cast<" << A << "*>(acc_io);\n"
+      << "  int64_t i = 0;\n";
+  if (r.op == ReduceOp::Sum || r.op == ReduceOp::Prod) {
+    src << "  if (n >= 32";
+    for (int k : inputs)
+      src << " && strides[" << operand_of[k] << "] == sizeof(" << c_type(p.inputs[k]) << ")";
+    src << ") {\n";
+    for (int k : inputs)
+      src << "    const " << c_type(p.inputs[k]) << "* __restrict__ in" << operand_of[k]
+          << " = reinterpret_cast<const " << c_type(p.inputs[k]) << "*>(data[" << operand_of[k]
+          << "]);\n";
+    src << "    " << A << " lanes[16];\n"
+        << "    for (int l = 0; l < 16; ++l) lanes[l] = " << identity << ";\n"
+        << "    for (; i + 16 <= n; i += 16) {\n"
+        << "      for (int64_t l = 0; l < 16; ++l) {\n";
+    emit_element(src, p, live, operand_of, true, "        ", "i + l",
+                 "lanes[l] = " + combine("lanes[l]", value) + ";");
+    src << "      }\n    }\n"
+        << "    for (int l = 0; l < 16; ++l) acc = " << combine("acc", "lanes[l]") << ";\n"
+        << "  }\n";
+  }
+  src << "  for (; i < n; ++i) {\n";
+  emit_element(src, p, live, operand_of, false, "    ", "i",
+               "acc = " + combine("acc", value) + ";");
+  src << "  }\n  *static_cast<" << A << "*>(acc_io) = acc;\n}\n";
+
+  src << "extern \"C\" void " << name << "(char** data, const int64_t* strides, int64_t n) {\n"
+      << "  if (strides[0] == 0) {  // an inner reduction: the run folds into one output\n"
+      << "    " << T << "* out = reinterpret_cast<" << T << "*>(data[0]);\n"
+      << "    " << A << " acc = static_cast<" << A << ">(*out);\n"
+      << "    " << name << "_fold(data, strides, n, &acc);\n"
+      << "    *out = static_cast<" << T << ">(acc);\n"
+      << "    return;\n  }\n"
+      << "  for (int64_t i = 0; i < n; ++i) {  // an outer one: combine elementwise\n";
+  const std::string o = "*reinterpret_cast<" + T + "*>(data[0] + i * strides[0])";
+  emit_element(src, p, live, operand_of, false, "    ", "i",
+               o + " = static_cast<" + T + ">(" +
+                   combine("static_cast<" + A + ">(" + o + ")", value) + ");");
+  src << "  }\n}\n";
+}
+
 // One kernel function (the prelude comes once per source, before all of them). Its
 // operands: 0 the output, then the live inputs in input order.
 void emit_kernel(std::ostringstream& src, const PointwiseProgram& p, const std::string& name) {
@@ -363,23 +488,10 @@ void emit_kernel(std::ostringstream& src, const PointwiseProgram& p, const std::
   // strides otherwise), the live steps, and the store to `dest`.
   const auto body = [&](bool contiguous, const std::string& indent, const std::string& index,
                         const std::string& dest) {
-    for (size_t i = 0; i < p.steps.size(); ++i) {
-      const Step& s = p.steps[i];
-      if (!live[i] || s.kind == Kind::Scalar) continue;
-      if (s.kind == Kind::Input) {
-        const int op = operand_of[s.input];
-        src << indent << "const " << c_type(s.dtype) << " v" << i << " = ";
-        if (contiguous)
-          src << "in" << op << "[" << index << "];\n";
-        else
-          src << "*reinterpret_cast<const " << c_type(s.dtype) << "*>(data[" << op << "] + "
-              << index << " * strides[" << op << "]);\n";
-      } else {
-        src << indent << statement(p, static_cast<int>(i)) << "\n";
-      }
-    }
-    src << indent << dest << " = v" << p.output << ";\n";
+    emit_element(src, p, live, operand_of, contiguous, indent, index,
+                 dest + " = v" + std::to_string(p.output) + ";");
   };
+  if (p.reduction) return emit_reduction(src, p, live, inputs, operand_of, name);
 
   const std::string out_t = c_type(p.output_dtype());
   src << "extern \"C\" void " << name << "(char** data, const int64_t* strides, int64_t n) {\n"
@@ -468,7 +580,113 @@ CompiledPointwise::CompiledPointwise(PointwiseProgram program,
                                      const std::string& symbol)
     : program_(std::move(program)), library_(std::move(library)) {
   kernel_ = library_->function<Kernel>(symbol);
+  if (program_.reduction) fold_ = library_->function<Fold>(symbol + "_fold");
   live_inputs_ = program_.live_inputs();
+}
+
+namespace {
+
+// The value a reduction's output starts from (eager's identity(), core/ops/reduce.cpp).
+double reduction_identity(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return 0;
+    case ReduceOp::Prod: return 1;
+    case ReduceOp::Max: return -std::numeric_limits<double>::infinity();
+    case ReduceOp::Min: return std::numeric_limits<double>::infinity();
+  }
+  return 0;
+}
+
+// Folds per-thread partial results in the order of their slices, so that a given thread
+// count always gives the same bits (as eager's full reductions do). A: the accumulator.
+template <class A>
+void fold_in_parallel(const TensorIterator& iter, ReduceOp op,
+                      void (*fold)(char**, const int64_t*, int64_t, void*)) {
+  const auto combine = [op](A a, A b) -> A {
+    switch (op) {
+      case ReduceOp::Sum: return a + b;
+      case ReduceOp::Prod: return a * b;
+      case ReduceOp::Max: return (a != a || a > b) ? a : b;
+      case ReduceOp::Min: return (a != a || a < b) ? a : b;
+    }
+    return a;
+  };
+  std::mutex m;
+  std::vector<std::pair<int64_t, A>> partials;
+  parallel_for(0, iter.numel(), 65536, [&](int64_t b, int64_t e) {
+    A local = static_cast<A>(reduction_identity(op));
+    iter.serial_for_each(
+        [&](char** data, const int64_t* strides, int64_t n) { fold(data, strides, n, &local); }, b,
+        e);
+    std::lock_guard<std::mutex> lock(m);
+    partials.emplace_back(b, local);
+  });
+  std::sort(partials.begin(), partials.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  A total = static_cast<A>(reduction_identity(op));
+  for (const auto& [begin, partial] : partials) total = combine(total, partial);
+  if (iter.dtype(0) == kFloat)
+    *reinterpret_cast<float*>(iter.data_ptr(0)) = static_cast<float>(total);
+  else
+    *reinterpret_cast<double*>(iter.data_ptr(0)) = static_cast<double>(total);
+}
+
+}  // namespace
+
+Tensor CompiledPointwise::reduce(TensorList inputs) const {
+  const PointwiseProgram::Reduction& r = *program_.reduction;
+  const char* name = r.mean ? "mean" : glass::to_string(r.op);
+  // The value's shape: what its live inputs broadcast to.
+  DimVector shape;
+  bool first = true;
+  for (int k : live_inputs_) {
+    shape = first ? DimVector(inputs[k].sizes()) : broadcast_shapes(shape, inputs[k].sizes(), name);
+    first = false;
+  }
+  const int64_t ndim = static_cast<int64_t>(shape.size());
+  std::vector<bool> mask(static_cast<size_t>(ndim), r.dims.empty());
+  for (int64_t d : r.dims) {
+    const int64_t w = wrap_dim(d, ndim, name);
+    if (ndim == 0) continue;
+    GLASS_CHECK(!mask[w], name, "(): dim ", w, " appears multiple times in the list of dims");
+    mask[w] = true;
+  }
+  DimVector keep = shape, dropped;
+  int64_t count = 1;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (mask[d]) {
+      count *= shape[d];
+      keep[d] = 1;
+    } else {
+      dropped.push_back(shape[d]);
+    }
+  }
+  if (r.op == ReduceOp::Max || r.op == ReduceOp::Min)
+    for (int64_t d = 0; d < ndim; ++d)
+      GLASS_CHECK(!(mask[d] && shape[d] == 0), name, "(): expected reduction dim ", d,
+                  " to have non-zero size (the value has shape ", IntArrayRef(shape), ")");
+  const ScalarType dtype = program_.output_dtype();
+  Tensor out = empty(keep, TensorOptions(dtype));
+  detail::fill_into(out, Scalar(reduction_identity(r.op)));
+  TensorIteratorConfig config(name);
+  config.add_output(out);
+  for (int k : live_inputs_) config.add_const_input(inputs[k]);
+  config.is_reduction(true).declare_static_common_dtype(dtype);
+  TensorIterator iter = config.build();
+  const bool widen = r.op == ReduceOp::Sum || r.op == ReduceOp::Prod;
+  if (iter.is_scalar(0) && iter.numel() >= 65536 && get_num_threads() > 1 &&
+      !in_parallel_region()) {
+    if (dtype == kFloat && !widen)
+      fold_in_parallel<float>(iter, r.op, fold_);
+    else
+      fold_in_parallel<double>(iter, r.op, fold_);
+  } else {
+    Kernel* kernel = kernel_;
+    iter.for_each(
+        [kernel](char** data, const int64_t* strides, int64_t n) { kernel(data, strides, n); });
+  }
+  if (r.mean) out = div(out, static_cast<double>(count));  // eager's mean: sum / count
+  return r.keepdim ? out : out.view(dropped);
 }
 
 Tensor CompiledPointwise::operator()(TensorList inputs) const {
@@ -476,6 +694,7 @@ Tensor CompiledPointwise::operator()(TensorList inputs) const {
   for (size_t k = 0; k < inputs.size(); ++k)
     GLASS_CHECK(inputs[k].device().is_cpu(), "compiled pointwise group: input ", k, " is on ",
                 inputs[k].device(), "; this kernel was compiled for the CPU");
+  if (program_.reduction) return reduce(inputs);
   TensorIteratorConfig config("fused");
   config.add_output(Tensor());
   for (int k : live_inputs_) config.add_const_input(inputs[k]);
@@ -543,7 +762,10 @@ Tensor interpret_pointwise(const PointwiseProgram& p, TensorList inputs) {
         break;
     }
   }
-  return values[p.output];
+  if (!p.reduction) return values[p.output];
+  const PointwiseProgram::Reduction& r = *p.reduction;
+  if (r.mean) return glass::mean(values[p.output], r.dims, r.keepdim);
+  return ops::reduce(r.op, values[p.output], r.dims, r.keepdim, std::nullopt);
 }
 
 }  // namespace glass::compiler

@@ -26,7 +26,10 @@
 // are TensorIterator's, as for any eager kernel: the generated function is the inner loop.
 //
 // Only the steps the output depends on are computed, and only the inputs it depends on
-// are read and broadcast (the result has the shape eager's would).
+// are read and broadcast (the result has the shape eager's would). A reduction may end the
+// group (Inductor's "reduction as the last op of a fused kernel"): the values are folded
+// as they are computed, never stored, as eager's reduce kernel folds them (16 lanes,
+// double accumulators for float sums, per-thread partials combined in order).
 //
 // Invariants: steps only refer to earlier steps; a program has an output before it runs;
 // Scalar steps are "wrapped numbers" (they never widen a tensor's dtype, as in x * 0.5).
@@ -59,9 +62,18 @@ struct PointwiseProgram {
     Scalar value;                  // Scalar: 0.5 or 3, as in eager's x * 0.5 or i - 3
     std::optional<double> lo, hi;  // Clamp's bounds
   };
+  // A reduction of the output's value, the group's last op (sum, mean, amax, amin, prod
+  // over `dims`, all of them when empty), as eager's sum(dims, keepdim) would take it.
+  struct Reduction {
+    ReduceOp op = ReduceOp::Sum;
+    bool mean = false;  // sum, then divided by the count of each output's elements
+    std::vector<int64_t> dims;
+    bool keepdim = false;
+  };
   std::vector<Step> steps;
   std::vector<ScalarType> inputs;  // the dtype each input tensor must have
   int output = -1;
+  std::optional<Reduction> reduction;
 
   // Builders; each returns the new step's index and gives it eager's dtype.
   int input(int index, ScalarType dtype);
@@ -71,7 +83,11 @@ struct PointwiseProgram {
   int clamp(int x, std::optional<double> lo, std::optional<double> hi);
   int where(int condition, int a, int b);
   void set_output(int step);
+  // Ends the group with a reduction of the output step (floating point values only).
+  void reduce(ReduceOp op, std::vector<int64_t> dims = {}, bool keepdim = false);
+  void mean(std::vector<int64_t> dims = {}, bool keepdim = false);
 
+  // The dtype of the output step's value, which a reduction keeps.
   ScalarType output_dtype() const;
   // The inputs the output depends on, in order: the kernel's operands 1, 2, ...
   std::vector<int> live_inputs() const;
@@ -100,9 +116,13 @@ class CompiledPointwise {
 
  private:
   using Kernel = void(char** data, const int64_t* strides, int64_t n);
+  // A reduction's fold: n values of a run into *acc (a double for sums of float).
+  using Fold = void(char** data, const int64_t* strides, int64_t n, void* acc);
+  Tensor reduce(TensorList inputs) const;
   PointwiseProgram program_;
   std::shared_ptr<KernelLibrary> library_;
   Kernel* kernel_ = nullptr;
+  Fold* fold_ = nullptr;
   std::vector<int> live_inputs_;
 };
 

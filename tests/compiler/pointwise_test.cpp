@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "core/ops/factories.h"
 #include "core/ops/pointwise.h"
 #include "core/ops/random.h"
+#include "core/ops/reduce.h"
 
 namespace glass::compiler {
 namespace {
@@ -202,6 +204,66 @@ TEST_F(Pointwise, HundredsOfRandomGroupsCompiledInOneBatchEqualEagerMode) {
               programs.size());
 }
 
+// A reduction as the group's last op: the values are folded as they are computed.
+TEST_F(Pointwise, AReductionEndsAGroupLikeEagerModesReduction) {
+  struct Case {
+    ReduceOp op;
+    bool mean;
+    std::vector<int64_t> dims;
+    bool keepdim;
+  };
+  const std::vector<Case> cases = {
+      {ReduceOp::Sum, false, {}, false},     {ReduceOp::Sum, false, {1}, false},
+      {ReduceOp::Sum, false, {0}, true},     {ReduceOp::Sum, true, {-1}, true},
+      {ReduceOp::Max, false, {0, 1}, false}, {ReduceOp::Min, false, {1}, false},
+      {ReduceOp::Prod, false, {1}, false},   {ReduceOp::Sum, true, {}, false},
+  };
+  Generator gen = make_generator(Device(kCPU), 8);
+  for (ScalarType dtype : {kFloat, kDouble}) {
+    std::vector<PointwiseProgram> programs;
+    for (const Case& c : cases) {
+      // sum(relu(a * b - 0.1) ...) over a [33, 70] a and a [70] b (broadcast).
+      PointwiseProgram p;
+      const int a = p.input(0, dtype), b = p.input(1, dtype);
+      p.set_output(p.unary(UnaryOp::Relu,
+                           p.binary(BinaryOp::Sub, p.binary(BinaryOp::Mul, a, b), p.scalar(0.1))));
+      if (c.op == ReduceOp::Prod) p.set_output(p.binary(BinaryOp::Add, p.output, p.scalar(1)));
+      if (c.mean)
+        p.mean(c.dims, c.keepdim);
+      else
+        p.reduce(c.op, c.dims, c.keepdim);
+      programs.push_back(p);
+    }
+    const std::vector<CompiledPointwise> compiled = compile_pointwise(programs);
+    Tensor a = randn({33, 70}, gen).to(dtype), b = randn({70}, gen).to(dtype);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const Tensor want = interpret_pointwise(programs[i], {a, b});
+      EXPECT_EQ(close(compiled[i]({a, b}), want, dtype == kFloat ? 1e-5 : 1e-12, 0), "")
+          << programs[i].to_string();
+    }
+  }
+}
+
+TEST_F(Pointwise, ALargeFullReductionCombinesPerThreadPartialsInOrder) {
+  // 2^20 + 5 elements, over the 65536-element threshold for partial sums.
+  Generator gen = make_generator(Device(kCPU), 9);
+  Tensor x = randn({(1 << 20) + 5}, gen);
+  PointwiseProgram sum_of_squares, largest;
+  for (PointwiseProgram* p : {&sum_of_squares, &largest}) {
+    const int v = p->input(0, kFloat);
+    p->set_output(p->binary(BinaryOp::Mul, v, v));
+  }
+  sum_of_squares.reduce(ReduceOp::Sum);
+  largest.reduce(ReduceOp::Max);
+  const std::vector<CompiledPointwise> compiled = compile_pointwise({sum_of_squares, largest});
+  EXPECT_EQ(close(compiled[0]({x}), (x * x).sum(), 1e-6, 0), "");
+  EXPECT_TRUE(compiled[1]({x}).equal((x * x).amax()));
+  // NaN wins a max, as in eager mode.
+  Tensor with_nan = x.clone();
+  with_nan.data_ptr<float>()[12345] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(compiled[1]({with_nan}).item<float>()));
+}
+
 TEST_F(Pointwise, TheIrPrintsOneStepPerLine) {
   EXPECT_EQ(chain(kFloat).to_string(),
             "%0 = input(0) : float32\n"
@@ -254,6 +316,16 @@ TEST_F(Pointwise, BadProgramsAndCallsAreNamed) {
   expect_error([&] { emit_cpp(q); }, "the program has no output");
   expect_error([&] { q.set_output(q.scalar(1)); }, "the output must be a tensor step");
   expect_error([&] { q.where(0, 0, 0); }, "the condition must be a bool step, got float32");
+  PointwiseProgram ints;
+  ints.set_output(ints.input(0, kLong));
+  expect_error([&] { ints.reduce(ReduceOp::Sum); },
+               "a fused sum of int64 values cannot be fused yet");
+  PointwiseProgram twice = chain(kFloat);
+  twice.reduce(ReduceOp::Sum);
+  expect_error([&] { twice.mean(); }, "the group already ends with a reduction");
+  PointwiseProgram bad_dim = chain(kFloat);
+  bad_dim.reduce(ReduceOp::Sum, {2});
+  expect_error([&] { compile_pointwise(bad_dim)({x, x}); }, "out of range");
 }
 
 }  // namespace
