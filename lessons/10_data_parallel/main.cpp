@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/counting_group.h"
 #include "autograd/variable.h"
-#include "counting_group.h"
 #include "distributed/backends/threads.h"
 #include "distributed/ddp.h"
 #include "distributed/distributed.h"
@@ -442,7 +442,7 @@ Traffic measure(int n, int64_t bytes, bool ring, dist::ThreadsLinkModel link = {
   Traffic traffic{std::vector<int64_t>(n), std::vector<int64_t>(n), 0};
   std::mutex mutex;
   dist::run_threads(n, [&](int rank) {
-    auto counted = std::make_shared<glass::lesson10::CountingGroup>(threads_group("bytes", link));
+    auto counted = std::make_shared<glass::lessons::CountingGroup>(threads_group("bytes", link));
     Tensor t = glass::full({bytes / 4}, 1.0);
     counted->barrier()->wait();  // start together (the link's latency is 0: no wait here)
     const auto t0 = Clock::now();

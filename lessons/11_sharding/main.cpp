@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "../10_data_parallel/counting_group.h"
+#include "../common/counting_group.h"
 #include "distributed/backends/threads.h"
 #include "distributed/checkpoint.h"
 #include "distributed/ddp.h"
@@ -50,7 +50,7 @@ using glass::Tensor;
 namespace dist = glass::distributed;
 namespace nn = glass::nn;
 namespace optim = glass::optim;
-using glass::lesson10::CountingGroup;
+using glass::lessons::CountingGroup;
 using Clock = std::chrono::steady_clock;
 
 // [SECTION] helpers ----------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // threads backend (ranks are threads; every wait is bounded by run_threads' timeout, so a
 // wrong answer fails instead of hanging).
 // Invariant: an answer passes only if its own code did the work, the way the exercise asks:
-//  - exercise 1 runs on a CountingGroup (../counting_group.h) wrapped round a threads group,
+//  - exercise 1 runs on a CountingGroup (lessons/common/counting_group.h) round a threads group,
 //    its sends completing only once the receiver has posted the recv (send_rendezvous.h), so
 //    a ring that waits on its send before posting its recv fails as it would on gloo or MPI:
 //    the values must be the sum (exact for int64), no collective may have been issued
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "../../common/answer_symbols.h"
-#include "../counting_group.h"
+#include "../../common/counting_group.h"
 #include "distributed/backends/threads.h"
 #include "distributed/ddp.h"
 #include "distributed/distributed.h"
@@ -48,6 +48,8 @@ namespace dist = glass::distributed;
 using lessons::Ban;
 using lessons::banned_among;
 using lessons::calls_reachable_from;
+using lessons::CountingGroup;
+using lessons::SendRendezvous;
 using lessons::undefined_symbols;
 constexpr std::chrono::seconds kTimeout{10};
 // How long a ring's send waits for its receiver to post the recv: a right ring posts it at

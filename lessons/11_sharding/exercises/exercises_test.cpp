@@ -5,10 +5,10 @@
 //  - exercise 1 must equal, shape and values, the block the test cuts by hand, over a grid of
 //    sizes (d0 that N divides and does not, fewer rows than ranks, trailing dimensions, a
 //    non-contiguous input), and own its memory;
-//  - exercise 2 runs on lesson 10's CountingGroup wrapped round a threads group, its sends
-//    completing only once the receiver has posted the recv: the values must be the sum of
-//    the rank's chunk (exact for int64), no collective may have been issued, each rank sends
-//    exactly (n − 1) · k elements, and the input is left as it was;
+//  - exercise 2 runs on lesson 10's CountingGroup (lessons/common) round a threads group,
+//    its sends completing only once the receiver has posted the recv: the values must be
+//    the sum of the rank's chunk (exact for int64), no collective may have been issued, each
+//    rank sends exactly (n − 1) · k elements, and the input is left as it was;
 //  - exercise 3 shards a small model on 2 to 4 ranks: each rank must then hold only its rows
 //    (the tensors and, counted by RankMemoryLedger, the bytes), forward must see the whole
 //    parameters and give the unsharded output bit for bit, twice, and after forward the
@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "../../10_data_parallel/counting_group.h"
 #include "../../common/answer_symbols.h"
+#include "../../common/counting_group.h"
 #include "distributed/backends/threads.h"
 #include "distributed/rank_memory.h"
 #include "exercises.h"
@@ -41,11 +41,11 @@ namespace glass::lesson11 {
 namespace {
 
 namespace dist = glass::distributed;
-using lesson10::CountingGroup;
-using lesson10::SendRendezvous;
 using lessons::Ban;
 using lessons::banned_among;
 using lessons::calls_reachable_from;
+using lessons::CountingGroup;
+using lessons::SendRendezvous;
 using lessons::undefined_symbols;
 
 constexpr std::chrono::seconds kTimeout{10};

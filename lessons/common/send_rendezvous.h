@@ -1,4 +1,4 @@
-// lessons/10_data_parallel/send_rendezvous.h — sends that complete only once their receiver
+// lessons/common/send_rendezvous.h — sends that complete only once their receiver
 // has posted the matching recv, as large messages do on gloo, MPI and NCCL.
 //
 // The threads backend buffers every message, so its send completes at once and a program
@@ -32,7 +32,7 @@
 
 #include "distributed/work.h"
 
-namespace glass::lesson10 {
+namespace glass::lessons {
 
 class SendRendezvous {
  public:
@@ -148,4 +148,4 @@ class SendRendezvous {
   std::thread watchdog_;  // last: started once the members above exist
 };
 
-}  // namespace glass::lesson10
+}  // namespace glass::lessons

@@ -1,8 +1,9 @@
-// lessons/10_data_parallel/counting_group.h — a process group that counts what its rank sends.
+// lessons/common/counting_group.h — a process group that counts what its rank sends
+// (lessons 10 and 11).
 //
-// CountingGroup wraps another group (the threads backend, in this lesson) and hands every
+// CountingGroup wraps another group (the threads backend, in the lessons) and hands every
 // call on to it, but first writes down each point-to-point message: how many bytes, to
-// which rank, from which rank. That is how the lesson measures the ring's bandwidth claim,
+// which rank, from which rank. That is how lesson 10 measures the ring's bandwidth claim,
 // bytes each rank sends = 2(n−1)/n · size, and how the exercise tests see whether a ring
 // only ever talks to its neighbours. Collectives are handed on whole; what is written down
 // for them is the size of the buffer each one moved (collective_bytes(), by kind), which
@@ -29,7 +30,7 @@
 #include "distributed/process_group.h"
 #include "send_rendezvous.h"
 
-namespace glass::lesson10 {
+namespace glass::lessons {
 
 class CountingGroup final : public distributed::ProcessGroup {
  public:
@@ -157,4 +158,4 @@ class CountingGroup final : public distributed::ProcessGroup {
   std::map<std::string, int64_t> collective_bytes_;
 };
 
-}  // namespace glass::lesson10
+}  // namespace glass::lessons
