@@ -178,6 +178,12 @@ int main() {
             << v._version()
             << ", copy._version() changed: " << yes_no(copy._version() != copy_version) << "\n";
   std::cout << "x now:\n" << x << "\n";
+  // Row 1 and column 2 meet in storage element 6: a write through one is read through the other.
+  Tensor col = x.select(1, 2);
+  std::cout << "col = x.select(1, 2): " << col << ", col._version() " << col._version() << "\n";
+  x.select(0, 1).fill_(0);
+  std::cout << "after x.select(0, 1).fill_(0): col " << col << ", col._version() " << col._version()
+            << "\n";
 
   section("7. where storage comes from: the caching allocator");
   bool was_caching = glass::cpu_caching_enabled();
