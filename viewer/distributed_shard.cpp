@@ -443,9 +443,12 @@ std::string shard_to_svg(const ShardRecording& rec, int width) {
         const double a = x_of(p.begin), b = x_of(p.end);
         s << "<rect class=\"phase " << phase_name(p.phase) << "\" x=\"" << num(a) << "\" y=\""
           << top << "\" width=\"" << num(std::max(b - a, 0.5)) << "\" height=\"" << kPlotH
-          << "\" fill=\"" << phase_color(p.phase) << "\"/>\n";
-        s << "<text x=\"" << num(a + 3) << "\" y=\"" << top + 12 << "\" fill=\"#555555\">"
-          << phase_name(p.phase) << "</text>\n";
+          << "\" fill=\"" << phase_color(p.phase) << "\"><title>" << phase_name(p.phase)
+          << ": changes " << p.begin << " to " << p.end << "</title></rect>\n";
+        // Labelled where it fits: a phase with few allocations (Adam's step) is a sliver.
+        if (6.4 * static_cast<double>(std::string(phase_name(p.phase)).size()) + 6 < b - a)
+          s << "<text x=\"" << num(a + 3) << "\" y=\"" << top + 12 << "\" fill=\"#555555\">"
+            << phase_name(p.phase) << "</text>\n";
       }
     s << "<rect x=\"" << x0 << "\" y=\"" << top << "\" width=\"" << num(plot_w) << "\" height=\""
       << kPlotH << "\" fill=\"none\" stroke=\"#888888\"/>\n";
