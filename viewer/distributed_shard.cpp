@@ -287,16 +287,37 @@ int count_peaks(const RankMemoryCurve& curve, int64_t threshold, ShardPhase phas
   return p ? count_peaks(curve, threshold, p->begin, p->end) : 0;
 }
 
-int count_drops(const RankMemoryCurve& curve, int64_t threshold, ShardPhase phase, int step) {
-  const PhaseSpan* p = find_phase(curve, phase, step);
-  if (p == nullptr) return 0;
+std::vector<MemoryJump> find_jumps(const RankMemoryCurve& curve, int64_t threshold) {
+  std::vector<MemoryJump> jumps;
   int64_t bytes = curve.at_rest;
-  int drops = 0;
   for (const MemorySample& s : curve.samples) {
-    if (s.order >= p->begin && s.order < p->end && s.bytes <= bytes - threshold) ++drops;
+    if (s.bytes >= bytes + threshold || s.bytes <= bytes - threshold)
+      jumps.push_back({s.order, s.bytes - bytes});
     bytes = s.bytes;
   }
-  return drops;
+  return jumps;
+}
+
+namespace {
+
+int count_jumps(const RankMemoryCurve& curve, int64_t threshold, ShardPhase phase, bool up,
+                int step) {
+  const PhaseSpan* p = find_phase(curve, phase, step);
+  if (p == nullptr) return 0;
+  int n = 0;
+  for (const MemoryJump& j : find_jumps(curve, threshold))
+    if (j.order >= p->begin && j.order < p->end && (j.delta > 0) == up) ++n;
+  return n;
+}
+
+}  // namespace
+
+int count_drops(const RankMemoryCurve& curve, int64_t threshold, ShardPhase phase, int step) {
+  return count_jumps(curve, threshold, phase, /*up=*/false, step);
+}
+
+int count_rises(const RankMemoryCurve& curve, int64_t threshold, ShardPhase phase, int step) {
+  return count_jumps(curve, threshold, phase, /*up=*/true, step);
 }
 
 int64_t gather_threshold(const ShardRecording& rec) {
@@ -346,12 +367,13 @@ std::string ShardRecording::summary() const {
       char line[256];
       std::snprintf(line, sizeof line,
                     "%-4s rank %d: at rest %s (%.2f x %s), peak %s, lowest %s; in forward "
-                    "%d peaks, %d frees of a unit\n",
+                    "%d peaks, %d gathers and %d frees of a unit's size\n",
                     rung->name.c_str(), c.rank, mib(static_cast<double>(c.at_rest)).c_str(),
                     static_cast<double>(c.at_rest) / arithmetic, rung == &ddp ? "16Ψ" : "16Ψ/N",
                     mib(static_cast<double>(c.peak)).c_str(),
                     mib(static_cast<double>(c.low)).c_str(),
                     count_peaks(c, threshold, ShardPhase::Forward),
+                    count_rises(c, threshold, ShardPhase::Forward),
                     count_drops(c, threshold, ShardPhase::Forward));
       out << line;
     }
@@ -359,7 +381,8 @@ std::string ShardRecording::summary() const {
   out << "FSDP units gathered:";
   for (const ShardUnit& u : units)
     out << " " << u.module << " " << mib(static_cast<double>(u.gathered_bytes)) << ";";
-  out << " peaks and frees count from " << mib(static_cast<double>(threshold)) << "\n";
+  out << " peaks, gathers and frees count from " << mib(static_cast<double>(threshold))
+      << " in one piece\n";
   out << "ownership (dim 0's rows per rank; + padding rows):\n";
   for (const ParamOwnership& p : ownership) {
     out << "  " << p.name << " " << shape_text(p.shape) << ", " << p.rows_per_rank
@@ -411,7 +434,7 @@ std::string shard_to_svg(const ShardRecording& rec, int width) {
   const double x0 = kLabelW;
   const double ymax =
       static_cast<double>(std::max<int64_t>(std::max(rec.ddp.peak(), rec.fsdp.peak()), 1)) * 1.05;
-  const int plots_top = 40, plot_gap = 44;
+  const int plots_top = 40, plot_gap = 44 + 7 * rec.options.world_size;
   const int bars_top = plots_top + 2 * (kPlotH + plot_gap) + 10;
   const int height = bars_top + 24 + static_cast<int>(rec.ownership.size()) * (kBarH + 6) + 40;
   std::ostringstream s;
@@ -476,6 +499,20 @@ std::string shard_to_svg(const ShardRecording& rec, int width) {
         << " rank " << c.rank << ": at rest " << num(c.at_rest / mb) << " MiB, peak "
         << num(c.peak / mb) << " MiB</title></polyline>\n";
     }
+    // Gathers (up) and frees (down) of half a unit or more in one piece, a row per rank.
+    const int64_t threshold = gather_threshold(rec);
+    for (const RankMemoryCurve& c : rung->ranks)
+      for (const MemoryJump& j : find_jumps(c, threshold)) {
+        const double x = x_of(j.order), y = top + kPlotH + 20 + 7.0 * c.rank;
+        s << "<polygon class=\"jump " << (j.delta > 0 ? "up" : "down") << " rank" << c.rank
+          << "\" fill=\"" << rank_color(c.rank) << "\" points=\""
+          << (j.delta > 0 ? num(x) + "," + num(y) + " " + num(x - 3.5) + "," + num(y + 6) + " " +
+                                num(x + 3.5) + "," + num(y + 6)
+                          : num(x - 3.5) + "," + num(y) + " " + num(x + 3.5) + "," + num(y) + " " +
+                                num(x) + "," + num(y + 6))
+          << "\"><title>" << rung->name << " rank " << c.rank << ": " << (j.delta > 0 ? "+" : "")
+          << num(static_cast<double>(j.delta) / mb) << " MiB at once</title></polygon>\n";
+      }
     s << "<text x=\"" << x0 << "\" y=\"" << top + kPlotH + 14
       << "\" fill=\"#555555\">0</text><text x=\"" << num(x0 + plot_w) << "\" y=\""
       << top + kPlotH + 14 << "\" text-anchor=\"end\" fill=\"#555555\">" << rung->orders
@@ -483,12 +520,13 @@ std::string shard_to_svg(const ShardRecording& rec, int width) {
     s << "</g>\n";
     top += kPlotH + plot_gap;
   }
-  // The legend: one colour per rank.
+  // The legend: one colour per rank, below the last plot's markers.
+  const int legend_y = top - plot_gap + 28 + 7 * rec.options.world_size;
   for (int r = 0; r < rec.options.world_size; ++r) {
     const double x = x0 + r * 70.0;
-    s << "<rect x=\"" << num(x) << "\" y=\"" << top - plot_gap + 22 << "\" width=\"12\" "
+    s << "<rect x=\"" << num(x) << "\" y=\"" << legend_y << "\" width=\"12\" "
       << "height=\"10\" fill=\"" << rank_color(r) << "\"/><text x=\"" << num(x + 16) << "\" y=\""
-      << top - plot_gap + 31 << "\">rank " << r << "</text>\n";
+      << legend_y + 9 << "\">rank " << r << "</text>\n";
   }
   // The ownership bars: each parameter's padded dim 0, cut into its ranks' blocks.
   s << "<text x=\"8\" y=\"" << bars_top + 12 << "\" font-size=\"13\">FSDP: which rows of dim 0 "

@@ -128,11 +128,20 @@ ShardRecording record_sharding(const ShardRecordingOptions& options = {});
 int count_peaks(const RankMemoryCurve& curve, int64_t threshold, int64_t begin, int64_t end);
 // The same over one phase of the curve's recorded step `step` (all of it when absent).
 int count_peaks(const RankMemoryCurve& curve, int64_t threshold, ShardPhase phase, int step = 0);
-// The frees of at least `threshold` bytes in one piece (a rank's bytes falling that much from
-// one sample to the next) during a phase. FSDP frees each unit's gathered weight in one
-// piece, once per unit in forward, prefetch or not — where prefetch can merge two peaks into
-// one, since the next unit's gather starts before this one's is freed.
+// A change of at least a threshold in one allocation or free: with the threshold at half the
+// smallest unit, FSDP's gathers (up: a unit's whole weight, allocated in one piece) and frees
+// (down); in DDP, only backward's gradient temporaries of its largest parameters.
+struct MemoryJump {
+  int64_t order = 0;
+  int64_t delta = 0;  // bytes: positive for an allocation, negative for a free
+};
+std::vector<MemoryJump> find_jumps(const RankMemoryCurve& curve, int64_t threshold);
+// The frees (drops) or allocations (rises) of at least `threshold` bytes in one piece during
+// a phase. FSDP gathers and frees each unit's weight once per unit in forward, prefetch or
+// not — where prefetch can merge two peaks into one, since the next unit's gather starts
+// before this one's is freed.
 int count_drops(const RankMemoryCurve& curve, int64_t threshold, ShardPhase phase, int step = 0);
+int count_rises(const RankMemoryCurve& curve, int64_t threshold, ShardPhase phase, int step = 0);
 // Half the smallest unit's gathered bytes: the threshold the summary and panel count with.
 int64_t gather_threshold(const ShardRecording& rec);
 

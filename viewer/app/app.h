@@ -158,6 +158,8 @@ struct ShardView {
   // Last frame, for tooltips and tests:
   std::vector<std::pair<std::string, Rect>> plots;  // rung name -> its plot area
   std::vector<std::pair<std::string, int>> curves;  // (rung, rank) per curve drawn
+  // (rung, rank) per marker drawn: a change of half a unit or more in one piece (find_jumps).
+  std::vector<std::pair<std::string, int>> jumps;
   // (parameter index in rec->ownership, rank) -> its real rows' box, or its padding's.
   std::vector<std::pair<std::pair<size_t, int>, Rect>> slice_rects, padding_rects;
   Rect prefetch_box;       // the checkbox, so a test can click it

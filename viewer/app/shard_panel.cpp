@@ -4,16 +4,18 @@
 // Curves: one plot per rung, DDP above FSDP, on one bytes scale, so FSDP's line sits about
 // N times lower. x is the ledger's order of allocations and frees (all ranks of a rung in
 // one order), the phases (zero_grad, forward, backward, step) are shaded behind, and the
-// arithmetic's model state (16Ψ, 16Ψ/N; written "psi": ImGui's font has no Greek) is dashed. DDP's
-// line is flat: its state stays through the step. FSDP's is a sawtooth: each unit's parameters are
-// gathered (up by the unit's whole size) while it runs and freed after. Hovering a plot reads every
-// rank's bytes at that point.
+// arithmetic's model state (16Ψ, 16Ψ/N, written "psi": ImGui's font has no Greek) is
+// dashed. DDP's line is flat: its state stays through the step. FSDP's is a sawtooth: each
+// unit's parameters are gathered (up by the unit's whole size) while it runs and freed
+// after. Hovering a plot reads every rank's bytes at that point. Under each plot, a
+// triangle per change of half a unit or more in one piece: FSDP's gathers (up) and frees
+// (down), three of each in forward for three units.
 //
 // Ownership: one bar per FSDP parameter, its dim 0 padded to N × ceil(d0 / N) rows, cut in
 // rank order; a rank's real rows are in its colour, its padding rows grey and hatched.
 //
 // Invariant: the panel draws ShardView::rec as it is and records what it drew (plots,
-// curves, slice_rects, padding_rects, hover_text) for tests; recording happens only in
+// curves, jumps, slice_rects, padding_rects, hover_text) for tests; recording happens only in
 // open_shard(): on opening, on "record again", and when the ranks or prefetch change.
 //
 // [SECTION] state   [SECTION] curves   [SECTION] ownership   [SECTION] panel
@@ -21,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "core/error.h"
@@ -103,7 +106,7 @@ void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color) {
 }
 
 void rung_plot(ShardView& v, const RungRecording& rung, double arithmetic, const char* formula,
-               double ymax, float width) {
+               double ymax, int64_t threshold, float width) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float x0 = o.x + kLabelW, top = o.y, bottom = o.y + kPlotH;
@@ -149,9 +152,28 @@ void rung_plot(ShardView& v, const RungRecording& rung, double arithmetic, const
     dl->AddPolyline(points.data(), static_cast<int>(points.size()), rank_color(c.rank), 0, 1.5f);
     v.curves.emplace_back(rung.name, c.rank);
   }
+  // A unit's gather (up) and free (down) — any change that large in one piece — marked
+  // under the plot, so the sawtooth's teeth can be counted.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (const RankMemoryCurve& c : rung.ranks)
+    for (const MemoryJump& j : find_jumps(c, threshold)) {
+      const float x = x_of(j.order), y = bottom + 4 + 7 * static_cast<float>(c.rank);
+      if (j.delta > 0)
+        dl->AddTriangleFilled(ImVec2(x, y), ImVec2(x - 3.5f, y + 6), ImVec2(x + 3.5f, y + 6),
+                              rank_color(c.rank));
+      else
+        dl->AddTriangleFilled(ImVec2(x - 3.5f, y), ImVec2(x + 3.5f, y), ImVec2(x, y + 6),
+                              rank_color(c.rank));
+      v.jumps.emplace_back(rung.name, c.rank);
+      if (mouse.x >= x - 4 && mouse.x <= x + 4 && mouse.y >= y && mouse.y <= y + 6)
+        v.hover_text = rung.name + " rank " + std::to_string(c.rank) + ": " +
+                       (j.delta > 0 ? "+" : "-") + mib(static_cast<double>(std::abs(j.delta))) +
+                       (j.delta > 0 ? " allocated" : " freed") + " in one piece, in " +
+                       phase_at(c, j.order);
+    }
+  const float marks = 4 + 7 * static_cast<float>(rung.ranks.size());
   const Rect plot{x0, top, x0 + width, bottom};
   v.plots.emplace_back(rung.name, plot);
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (plot.contains(mouse.x, mouse.y) && !rung.ranks.empty()) {
     const auto order = static_cast<int64_t>((mouse.x - x0) / width * orders);
     dl->AddLine(ImVec2(mouse.x, top), ImVec2(mouse.x, bottom), IM_COL32(255, 255, 255, 120));
@@ -165,7 +187,7 @@ void rung_plot(ShardView& v, const RungRecording& rung, double arithmetic, const
               ")";
     v.hover_text = text;
   }
-  ImGui::Dummy(ImVec2(kLabelW + width, kPlotH + 6));
+  ImGui::Dummy(ImVec2(kLabelW + width, kPlotH + marks + 4));
 }
 
 // [SECTION] ownership -----------------------------------------------------------------------
@@ -237,6 +259,7 @@ void App::shard_panel() {
   ShardView& v = shard;
   v.plots.clear();
   v.curves.clear();
+  v.jumps.clear();
   v.slice_rects.clear();
   v.padding_rects.clear();
   v.hover_text.clear();
@@ -274,8 +297,9 @@ void App::shard_panel() {
   const float width = std::max(ImGui::GetContentRegionAvail().x - kLabelW - 10, 100.f);
   const double ymax =
       static_cast<double>(std::max<int64_t>(std::max(rec.ddp.peak(), rec.fsdp.peak()), 1)) * 1.05;
-  rung_plot(v, rec.ddp, rec.ddp_model_state(), "16 psi", ymax, width);
-  rung_plot(v, rec.fsdp, rec.fsdp_model_state(), "16 psi / N", ymax, width);
+  const int64_t threshold = gather_threshold(rec);
+  rung_plot(v, rec.ddp, rec.ddp_model_state(), "16 psi", ymax, threshold, width);
+  rung_plot(v, rec.fsdp, rec.fsdp_model_state(), "16 psi / N", ymax, threshold, width);
   // The legend: one colour per rank, then what x is.
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 l = ImGui::GetCursorScreenPos();
@@ -285,9 +309,13 @@ void App::shard_panel() {
     dl->AddText(ImVec2(x + 16, l.y), kTextLight, ("rank " + std::to_string(r)).c_str());
   }
   ImGui::Dummy(ImVec2(kLabelW + 70.f * static_cast<float>(rec.options.world_size), 14));
-  ImGui::TextDisabled(
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped(
       "x: every allocation and free of the step, all ranks in one order; dashed: the "
-      "arithmetic. DDP keeps its whole state; FSDP gathers a unit while it runs, then frees it.");
+      "arithmetic; triangles: %s or more allocated (up) or freed (down) at once. DDP keeps its "
+      "whole state; FSDP gathers a unit while it runs, then frees it.",
+      mib(static_cast<double>(threshold)).c_str());
+  ImGui::PopStyleColor();
   ImGui::Separator();
   ownership_bars(v, width);
   if (!v.hover_text.empty()) ImGui::SetTooltip("%s", v.hover_text.c_str());

@@ -38,6 +38,12 @@ TEST(ShardPanel, DrawsAPlotPerRungWithACurvePerRankAndABarSlicePerRank) {
   ASSERT_EQ(v.plots.size(), 2u);
   EXPECT_EQ(v.curves.size(), 4u);                  // 2 rungs × 2 ranks
   EXPECT_GE(a.plot("FSDP").y0, a.plot("DDP").y1);  // FSDP below DDP
+  // A gather and a free per unit per rank in FSDP's forward at least; DDP has only its
+  // backward's gradient temporaries of that size, fewer.
+  int fsdp_jumps = 0, ddp_jumps = 0;
+  for (const auto& [rung, rank] : v.jumps) (rung == "FSDP" ? fsdp_jumps : ddp_jumps) += 1;
+  EXPECT_GE(fsdp_jumps, 2 * 3 * 2);
+  EXPECT_LT(ddp_jumps, fsdp_jumps);
   // Every parameter is cut in two with no padding (the default model's dims are even).
   EXPECT_EQ(v.slice_rects.size(), v.rec->ownership.size() * 2);
   EXPECT_TRUE(v.padding_rects.empty());
