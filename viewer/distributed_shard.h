@@ -9,7 +9,7 @@
 // a rank's bytes, all ranks in the ledger's single order, so the x axis ("order") is shared
 // by the ranks of one rung. DDP's line is flat — its whole model state (parameters, their
 // gradients as bucket views, Adam's two moments: 16Ψ bytes in float32) stays for the whole
-// step; FSDP's is a sawtooth a N-th as high — each unit's parameters are gathered (the line
+// step; FSDP's is a sawtooth an N-th as high — each unit's parameters are gathered (the line
 // rises by the unit's whole size) only while it runs, and freed after.
 //
 //   viz::ShardRecording rec = viz::record_sharding({.world_size = 2});
