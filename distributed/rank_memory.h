@@ -15,6 +15,12 @@
 // Invariants: current(r) is the bytes of blocks allocated by rank r since the ledger was
 // made and not yet freed; blocks allocated before it, or by threads without a rank, are
 // not counted (their frees are ignored too). Only blocks of `device` count.
+//
+// A block is charged to who allocated it, even when it serves everyone afterwards: the
+// packing buffers a pool worker keeps for matmul (grown on demand, never freed) count for
+// the rank whose matmul first grew them. Lesson 11 and the viewer's shard panel keep each
+// rank's matmuls off the pool (ThreadSerialGuard) and warm the buffers before the ledger
+// starts.
 #pragma once
 
 #include <cstdint>
