@@ -367,8 +367,8 @@ void paths_meet() {
     Tensor t = h.tanh();
     Tensor u = t + h;
     Tensor L = u.sum();
-    std::cout << "h = x * w; L = (h.tanh() + h).sum(): two paths from L to h, of different "
-                 "lengths\n";
+    std::cout << "h = x * w; L = (h.tanh() + h).sum(), x = [1, 2, 3], w = [0.5, -0.25, 1]\n"
+                 "two paths from L to h, of different lengths\n";
     run_and_trace(L, {{"L", L}, {"t+h", u}, {"t", t}, {"h", h}, {"x", x}, {"w", w}});
     Tensor th = h.detach().tanh();
     std::cout << "h received 1 + (1 - tanh(h)^2) = " << vec(2 - th * th) << "\n";

@@ -35,6 +35,9 @@ Tensor jacobian_by_vjp(const TensorFn& f, const Tensor& x);
 // x and v 1-D floating-point tensors of the same shape and dtype. Evaluate f exactly once,
 // on make_dual(x, v) inside a forward_ad::DualLevel, and return the tangent of its result:
 // no backward pass, no graph. When you return, no dual level may be active any more.
+// When f's result does not depend on x, it carries no tangent (unpack_dual(y).tangent is
+// undefined) and its derivative is zero: return zeros of the result's shape and dtype,
+// zeros_like(y), never an undefined tensor.
 Tensor jvp(const TensorFn& f, const Tensor& x, const Tensor& v);
 
 // Exercise 3 — a Hessian-vector product by double backward.

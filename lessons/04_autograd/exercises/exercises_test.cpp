@@ -158,6 +158,15 @@ TEST(Exercise2Jvp, EqualsJTimesVForTheHandDerivedJacobians) {
   }
 }
 
+TEST(Exercise2Jvp, AResultThatIgnoresXHasDerivativeZero) {
+  // f reads x only for its shape: the result carries no tangent, and J v is zero.
+  TensorFn constant = [](const Tensor& x) { return full({2}, static_cast<double>(x.size(0))); };
+  Tensor jv = jvp(constant, doubles({1, 2, 3}), doubles({1, 1, 1}));
+  ASSERT_TRUE(jv.defined()) << "return zeros_like(y), not the undefined tangent";
+  EXPECT_TRUE(near(jv, zeros({2}, kFloat)));
+  EXPECT_EQ(jv.dtype(), kFloat) << "the result's dtype, as zeros_like(y) gives";
+}
+
 TEST(Exercise2Jvp, OnePassNoGraphNoLevelLeftOpen) {
   for (const Case& c : hand_cases()) {
     int calls = 0;
