@@ -471,7 +471,7 @@ Tensor product_jvp(const F&, const JvpArgs& j) {
 
 // The gradients of a @ b, computed in the layout of the input they belong to. Linear
 // multiplies by weight.t(): computing that gradient as (gᵀ a)ᵀ instead of aᵀ g costs the
-// same FLOPs but comes back, through TransposeBackward, as a contiguous weight gradient
+// same FLOPs but comes back, through TBackward0, as a contiguous weight gradient
 // that AccumulateGrad can keep without a copy (PyTorch's mm_mat2_backward does the same).
 bool is_transposed_layout(const Tensor& m) {
   return m.dim() == 2 && !m.is_contiguous() && m.stride(0) == 1 && m.stride(1) >= m.size(0);

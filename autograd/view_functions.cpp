@@ -104,6 +104,15 @@ Tensor transpose_autograd(const Tensor& x, int64_t d0, int64_t d1) {
   return as_view(y, x);
 }
 
+// t() records its own node, as PyTorch does; below 2 dims it is an alias, and so is g.t().
+Tensor t_autograd(const Tensor& x) {
+  Tensor y = ops::t.redispatch(K, x);
+  record(
+      "TBackward0", {x}, y, {}, [](const F&, const Tensor& g) -> tensor_list { return {g.t()}; },
+      [](const F&, const JvpArgs& j) { return j.tangents[0].t(); });
+  return as_view(y, x);
+}
+
 // A permute node's ints = {inverse permutation..., the permutation...}.
 Shape permutation(const F& n, bool forward) {
   size_t k = n.ints.size() / 2;
@@ -377,6 +386,7 @@ void register_view_handlers() {
   ops::to_copy.register_handler(K, &to_copy_autograd);
   ops::view.register_handler(K, &view_autograd);
   ops::transpose.register_handler(K, &transpose_autograd);
+  ops::t.register_handler(K, &t_autograd);
   ops::permute.register_handler(K, &permute_autograd);
   ops::expand.register_handler(K, &expand_autograd);
   ops::squeeze.register_handler(K, &squeeze_autograd);

@@ -1,7 +1,7 @@
 // bench/bench_viewer_layout.cpp — laying out a 1,000-node graph with Graphviz (target: < 1 s).
 //
 // The graph is a real backward graph: 200 blocks of Linear(4, 4) + tanh, each block five
-// nodes (AddmmBackward0, TransposeBackward0, TanhBackward0 and the two parameter leaves), plus the
+// nodes (AddmmBackward0, TBackward0, TanhBackward0 and the two parameter leaves), plus the
 // loss's SumBackward0: 1,001 nodes, 1,000 edges (the first Linear's input needs no
 // gradient), drawn with the default DotOptions (one cluster per Linear). What the GUI pays when the
 // graph's structure changes is snapshot + to_dot + layout; the steps are timed apart, with

@@ -229,6 +229,15 @@ Tensor alias_native(const Tensor& self) {
   return make_view(self, self.sizes().vec(), self.strides().vec(), self.storage_offset());
 }
 
+// t() is its own op, as in PyTorch, so that autograd records TBackward0 for it (a
+// transpose(0, 1) records TransposeBackward0); 0-D and 1-D tensors come back as aliases.
+Tensor t_native(const Tensor& self) {
+  check_defined(self, "t");
+  GLASS_CHECK(self.dim() <= 2, "t(): expects a tensor with <= 2 dimensions, but self is ",
+              self.dim(), "D (use transpose(dim0, dim1) or mT for batches)");
+  return self.dim() < 2 ? alias_native(self) : transpose_native(self, 0, 1);
+}
+
 Tensor clone_native(const Tensor& self) {
   check_defined(self, "clone");
   Tensor out = empty(self.sizes(), self.options());
@@ -254,6 +263,7 @@ Op<Tensor(const Tensor&, int64_t)> unsqueeze("unsqueeze", &unsqueeze_native);
 Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> diagonal("diagonal", &diagonal_native);
 Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> unfold("unfold", &unfold_native);
 Op<Tensor(const Tensor&)> alias("alias", &alias_native);
+Op<Tensor(const Tensor&)> t("t", &t_native);
 Op<Tensor(const Tensor&)> clone("clone", &clone_native);
 }  // namespace ops
 
@@ -263,11 +273,7 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
   return ops::transpose(self, dim0, dim1);
 }
 
-Tensor t(const Tensor& self) {
-  GLASS_CHECK(self.dim() <= 2, "t(): expects a tensor with <= 2 dimensions, but self is ",
-              self.dim(), "D (use transpose(dim0, dim1) or mT for batches)");
-  return self.dim() < 2 ? ops::alias(self) : ops::transpose(self, 0, 1);
-}
+Tensor t(const Tensor& self) { return ops::t(self); }
 
 Tensor permute(const Tensor& self, IntArrayRef dims) { return ops::permute(self, dims); }
 

@@ -39,7 +39,7 @@ std::vector<Tensor> broadcast_tensors(TensorList tensors);
 int64_t storage_index(const Tensor& t, IntArrayRef index);
 
 // The dispatched primitives behind the functions above (autograd and the tracer hook
-// into these; composite functions such as reshape or t() are built from them).
+// into these; composite functions such as reshape or narrow are built from them).
 namespace ops {
 extern Op<Tensor(const Tensor&, IntArrayRef)> view;
 extern Op<Tensor(const Tensor&, IntArrayRef, IntArrayRef, int64_t)> as_strided;
@@ -53,6 +53,7 @@ extern Op<Tensor(const Tensor&, int64_t)> unsqueeze;
 extern Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> diagonal;
 extern Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> unfold;
 extern Op<Tensor(const Tensor&)> alias;  // detach(): same data, no history
+extern Op<Tensor(const Tensor&)> t;      // transpose(0, 1), or an alias below 2 dims
 extern Op<Tensor(const Tensor&)> clone;  // a contiguous copy
 }  // namespace ops
 

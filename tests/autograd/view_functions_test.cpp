@@ -39,6 +39,21 @@ TEST_P(ViewFormulas, DiagonalUnfoldAsStrided) {
   EXPECT_TRUE(close(x.grad(), {1, 2, 3, 2, 1}));
 }
 
+// t() is its own op, as in PyTorch: it records TBackward0, transpose(0, 1) records
+// TransposeBackward0, and below 2 dims t() is an alias that still records TBackward0.
+TEST_P(ViewFormulas, TRecordsTBackward) {
+  Tensor w = on(r({2, 3}, 6)).requires_grad_();
+  EXPECT_EQ(w.t().grad_fn()->name(), "TBackward0");
+  EXPECT_EQ(w.transpose(0, 1).grad_fn()->name(), "TransposeBackward0");
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].t(); }, {on(r({2, 3}, 7))}));
+  EXPECT_TRUE(gradgradcheck([](const V& x) { return x[0].t() * x[0].t(); }, {on(r({2, 3}, 8))}));
+  Tensor v = on(r({3}, 9)).requires_grad_();
+  Tensor vt = v.t();
+  EXPECT_EQ(vt.grad_fn()->name(), "TBackward0");
+  EXPECT_TRUE(vt.is_alias_of(v));
+  EXPECT_TRUE(gradcheck([](const V& x) { return x[0].t(); }, {on(r({3}, 10))}));
+}
+
 TEST_P(ViewFormulas, Indexing) {
   Tensor idx = on(tensor({2, 0, 2}));
   EXPECT_TRUE(

@@ -1,7 +1,7 @@
 // tests/viewer/modules_test.cpp — which module a node belongs to, and folding modules.
 //
 // The reference is the model's own structure: a Linear computes x Wᵀ + b as one addmm of
-// b, x and Wᵀ (nn/functional/linear.h), so its ops are exactly TransposeBackward0 and
+// b, x and Wᵀ (nn/functional/linear.h), so its ops are exactly TBackward0 and
 // AddmmBackward0 plus its two parameter leaves; a ReLU between Linears owns no parameter
 // and stays outside at the top level, but joins a Sequential it sits inside (Note [Which
 // module a node belongs to], viewer/modules.cpp). A forward recording is checked against
@@ -58,8 +58,8 @@ TEST(Modules, ParametersNameLeavesAndClaimTheOpsThatReadThem) {
     EXPECT_EQ(s.modules[1].type, "ReLU");
     auto by = members_by_module(s);
     using M = std::multiset<std::string>;
-    EXPECT_EQ(by["0"], (M{"0.weight", "0.bias", "TransposeBackward0", "AddmmBackward0"}));
-    EXPECT_EQ(by["2"], (M{"2.weight", "2.bias", "TransposeBackward0", "AddmmBackward0"}));
+    EXPECT_EQ(by["0"], (M{"0.weight", "0.bias", "TBackward0", "AddmmBackward0"}));
+    EXPECT_EQ(by["2"], (M{"2.weight", "2.bias", "TBackward0", "AddmmBackward0"}));
     M outside = {"SumBackward0", "ReluBackward0"};
     if (input_requires_grad) outside.insert("x");
     EXPECT_EQ(by[""], outside) << "input_requires_grad " << input_requires_grad;
@@ -173,7 +173,7 @@ TEST(Modules, AChildCalledAsImplForwardIsInferredNotPinnedToTheModel) {
   recorder.stop();
   Snapshot s = recorder.snapshot(y, {.module = net.ptr().get()});
   EXPECT_EQ(only(s, "AddmmBackward0").module, "fc");
-  EXPECT_EQ(only(s, "TransposeBackward0").module, "fc");
+  EXPECT_EQ(only(s, "TBackward0").module, "fc");
   EXPECT_EQ(only(s, "ReluBackward0").module, "");
 }
 
@@ -207,12 +207,12 @@ TEST(Modules, ForwardRecordingPlacesEveryNodeByItsScope) {
   for (const GraphNode& n : s.nodes)
     if (n.kind == NodeKind::Op) ops.emplace_back(n.name, n.module);
   std::vector<std::pair<std::string, std::string>> expected = {
-      {"TransposeBackward0", "fc"}, {"AddmmBackward0", "fc"},    {"ReluBackward0", ""},
+      {"TBackward0", "fc"},         {"AddmmBackward0", "fc"},    {"ReluBackward0", ""},
       {"SumBackward1", "norm"},     {"DivBackward0", "norm"},    {"SubBackward0", "norm"},
       {"MulBackward0", "norm"},     {"SumBackward1", "norm"},    {"DivBackward0", "norm"},
       {"AddBackward0", "norm"},     {"RsqrtBackward0", "norm"},  {"MulBackward0", "norm"},
-      {"MulBackward0", "norm"},     {"AddBackward0", "norm"},    {"TransposeBackward0", "body.0"},
-      {"AddmmBackward0", "body.0"}, {"ReluBackward0", "body.1"}, {"TransposeBackward0", "body.2"},
+      {"MulBackward0", "norm"},     {"AddBackward0", "norm"},    {"TBackward0", "body.0"},
+      {"AddmmBackward0", "body.0"}, {"ReluBackward0", "body.1"}, {"TBackward0", "body.2"},
       {"AddmmBackward0", "body.2"}, {"SumBackward0", ""}};
   EXPECT_EQ(ops, expected);
   EXPECT_EQ(only(s, "norm.weight").module, "norm");  // leaves: their parameter's module
@@ -249,7 +249,7 @@ TEST(Modules, TheMlpDemoFoldsIntoThreeLinears) {
   for (const char* fc : {"fc1", "fc2", "fc3"})
     EXPECT_EQ(by[fc],
               (std::multiset<std::string>{std::string(fc) + ".weight", std::string(fc) + ".bias",
-                                          "TransposeBackward0", "AddmmBackward0"}))
+                                          "TBackward0", "AddmmBackward0"}))
         << fc;
   Snapshot c = collapse_modules(s);
   EXPECT_EQ(c.count(NodeKind::Module), 3);
