@@ -7,7 +7,9 @@
 //   exercises
 // Use only what lesson 02 teaches: sizes(), strides(), storage_offset(), dim(), size(),
 // numel(), storage().data(), element_size(), options(), empty() and as_strided(). Not
-// storage_index(), slice(), contiguous() or clone(): the tests compare you with those.
+// storage_index() (exercises 1 and 3), slice() or narrow() (exercise 2), contiguous(),
+// clone(), copy_(), to() or reshape() (exercise 3): the tests compare you with those, and
+// read your compiled file to fail with "exercise N must not call X" when you call one.
 #pragma once
 
 #include <glass/glass.h>

@@ -6,11 +6,14 @@
 
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../../common/answer_symbols.h"
 #include "exercises.h"
+#include "wrong_answers.h"
 
 namespace glass::lesson02 {
 namespace {
@@ -97,13 +100,41 @@ TEST(Exercise1StorageAddress, MatchesTheLibraryOnRandomLayouts) {
   }
 }
 
+using StorageAddressFn = int64_t (*)(IntArrayRef, IntArrayRef, int64_t, IntArrayRef);
+
+// "" or the first index into a [3, 4] tensor of strides [4, 1] that `fn` does not reject.
+std::string grade_rejects_bad_indices(StorageAddressFn fn) {
+  const std::vector<std::pair<std::vector<int64_t>, std::string>> bad = {
+      {{1}, "too few entries"},
+      {{1, 2, 0}, "too many entries"},
+      {{3, 0}, "row 3 of 3"},
+      {{0, 4}, "column 4 of 4"},
+      {{-1, 0}, "row -1: negative indices are outside [0, size), not counted from the end"},
+      {{0, -1}, "column -1: negative indices are outside [0, size), not counted from the end"},
+      {{-3, -4}, "row -3, column -4"}};
+  for (const auto& [index, what] : bad) {
+    try {
+      fn({3, 4}, {4, 1}, 0, index);
+      std::ostringstream os;
+      os << "index " << IntArrayRef(index) << " (" << what << ") did not throw";
+      return os.str();
+    } catch (const Error&) {
+    }
+  }
+  return "";
+}
+
 TEST(Exercise1StorageAddress, RejectsIndicesThatDoNotFit) {
   // A valid call must work first, or a function that always throws would pass this test.
   ASSERT_NO_THROW(storage_address({3, 4}, {4, 1}, 0, {2, 3}));
-  EXPECT_THROW(storage_address({3, 4}, {4, 1}, 0, {1}), Error);        // too few entries
-  EXPECT_THROW(storage_address({3, 4}, {4, 1}, 0, {1, 2, 0}), Error);  // too many
-  EXPECT_THROW(storage_address({3, 4}, {4, 1}, 0, {3, 0}), Error);     // row 3 of 3
-  EXPECT_THROW(storage_address({3, 4}, {4, 1}, 0, {0, 4}), Error);     // column 4 of 4
+  EXPECT_EQ(grade_rejects_bad_indices(storage_address), "");
+}
+
+TEST(Exercise1StorageAddress, TheGraderRejectsTheLibrarysWrapAround) {
+  // glass::storage_index counts a negative index from the end, as Python does: right on
+  // every valid index, wrong on the contract's negative ones.
+  const std::string why = grade_rejects_bad_indices(wrong::storage_address_by_library);
+  EXPECT_NE(why.find("negative indices"), std::string::npos) << why;
 }
 
 // ---- exercise 2 ------------------------------------------------------------------------
@@ -183,6 +214,48 @@ TEST(Exercise3MakeContiguous, CopiesEvenAContiguousTensor) {
   EXPECT_FALSE(c.is_alias_of(x));
   c.fill_(0);
   EXPECT_EQ(x.select(0, 1).select(0, 2).item<int64_t>(), 5) << "writing the copy changed x";
+}
+
+// ---- the bans: what the compiled answers call ---------------------------------------------
+
+// "" or "exercise N must not call X. " for each banned call the exercise's function in
+// `object` (answers or wrong answers) makes, itself or through its helpers and lambdas.
+// Exercise 3 may call exercise 1's storage_address, so exercise 1's ban reaches it too.
+std::string banned_calls(const std::string& object, const std::string& ns) {
+  using lessons::exercise_calls_banned;
+  return exercise_calls_banned(object, 1, ns + "storage_address(", {"glass::storage_index("}) +
+         exercise_calls_banned(object, 2, ns + "strided_slice(",
+                               {"glass::Tensor::slice(", "glass::Tensor::narrow("}) +
+         exercise_calls_banned(
+             object, 3, ns + "make_contiguous",
+             {"glass::storage_index(", "glass::Tensor::contiguous(", "glass::Tensor::clone(",
+              "glass::Tensor::copy_(", "glass::Tensor::to(", "glass::Tensor::reshape("});
+}
+
+TEST(Lesson02Bans, TheAnswersCallNoBannedFunction) {
+  EXPECT_EQ(banned_calls(GLASS_LESSON02_ANSWERS_OBJECT, "glass::lesson02::"), "")
+      << GLASS_LESSON02_ANSWERS_OBJECT;
+}
+
+TEST(Lesson02Bans, TheSymbolCheckCatchesEachBannedCall) {
+  using lessons::exercise_calls_banned;
+  const std::string object = GLASS_LESSON02_WRONG_OBJECT;
+  const std::string wrong = "glass::lesson02::wrong::";
+  const std::string by_library = exercise_calls_banned(
+      object, 1, wrong + "storage_address_by_library(", {"glass::storage_index("});
+  EXPECT_TRUE(by_library.starts_with("exercise 1 must not call glass::storage_index("))
+      << by_library;
+  const std::vector<std::string> copies = {"glass::Tensor::contiguous(", "glass::Tensor::clone(",
+                                           "glass::Tensor::copy_("};
+  for (const char* fn : {"make_contiguous_by_copy(", "make_contiguous_by_contiguous(",
+                         "make_contiguous_by_clone("}) {
+    const std::string found = exercise_calls_banned(object, 3, wrong + fn, copies);
+    EXPECT_TRUE(found.starts_with("exercise 3 must not call glass::Tensor::")) << fn << found;
+  }
+  EXPECT_NE(exercise_calls_banned(object, 3, wrong + "make_contiguous_by_contiguous(", copies)
+                .find("contiguous() const"),
+            std::string::npos)
+      << "a banned call in a helper counts";
 }
 
 }  // namespace
