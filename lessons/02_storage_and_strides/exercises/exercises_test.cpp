@@ -229,7 +229,8 @@ std::string banned_calls(const std::string& object, const std::string& ns) {
          exercise_calls_banned(
              object, 3, ns + "make_contiguous",
              {"glass::storage_index(", "glass::Tensor::contiguous(", "glass::Tensor::clone(",
-              "glass::Tensor::copy_(", "glass::Tensor::to(", "glass::Tensor::reshape("});
+              "glass::Tensor::copy_(", "glass::Tensor::to(", "glass::Tensor::reshape(",
+              "glass::clone(", "glass::reshape("});
 }
 
 TEST(Lesson02Bans, TheAnswersCallNoBannedFunction) {
