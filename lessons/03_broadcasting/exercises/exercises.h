@@ -7,8 +7,9 @@
 // Use only what lessons 02 and 03 teach: a tensor's metadata (sizes(), strides(),
 // storage_offset(), dim(), size(), dtype(), storage().data()), empty(), and the address
 // formula glass::storage_index(sizes, strides, offset, index) (your lesson 02 exercise 1).
-// Not broadcast_shapes(), expand(), broadcast_tensors() or the + operator: the tests
-// compare you with those.
+// Not broadcast_shapes(), broadcast_tensors() or expand()/expand_as() (any exercise), nor
+// the + and - operators, add() or sub() (exercise 3): the tests compare you with those, and
+// read your compiled file to fail with "exercise N must not call X" when you call one.
 #pragma once
 
 #include <glass/glass.h>

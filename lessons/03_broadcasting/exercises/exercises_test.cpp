@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "../../common/answer_symbols.h"
 #include "exercises.h"
+#include "wrong_answers.h"
 
 namespace glass::lesson03 {
 namespace {
@@ -157,6 +159,55 @@ TEST(Exercise3BroadcastAdd, RejectsWhatItCannotAdd) {
   ASSERT_NO_THROW(broadcast_add(distinct({2, 3}, 1), distinct({3}, 1)));  // see above
   EXPECT_THROW(broadcast_add(distinct({2, 3}, 1), distinct({4}, 1)), Error);
   EXPECT_THROW(broadcast_add(arange(3), distinct({3}, 1)), Error);  // Long is not Float
+}
+
+// ---- the bans: what the compiled answers call ---------------------------------------------
+
+// What each exercise must not call. Exercise 3 may call exercises 1 and 2, so their bans
+// reach it too.
+const std::vector<std::string> kBans1 = {"glass::broadcast_shapes(", "glass::broadcast_tensors(",
+                                         "glass::Tensor::expand(", "glass::Tensor::expand_as("};
+const std::vector<std::string> kBans2 = kBans1;
+std::vector<std::string> bans3() {
+  std::vector<std::string> bans = kBans1;
+  for (const char* op : {"glass::operator+(", "glass::operator-(", "glass::Tensor::add(",
+                         "glass::Tensor::add_(", "glass::Tensor::sub(", "glass::Tensor::sub_("})
+    bans.push_back(op);
+  return bans;
+}
+
+// "" or "exercise N must not call X. " for each banned call the exercise's function in
+// `object` makes, itself or through its helpers and lambdas.
+std::string banned_calls(const std::string& object, const std::string& ns) {
+  using lessons::exercise_calls_banned;
+  return exercise_calls_banned(object, 1, ns + "broadcast_shape(", kBans1) +
+         exercise_calls_banned(object, 2, ns + "broadcast_strides(", kBans2) +
+         exercise_calls_banned(object, 3, ns + "broadcast_add(", bans3());
+}
+
+TEST(Lesson03Bans, TheAnswersCallNoBannedFunction) {
+  EXPECT_EQ(banned_calls(GLASS_LESSON03_ANSWERS_OBJECT, "glass::lesson03::"), "")
+      << GLASS_LESSON03_ANSWERS_OBJECT;
+}
+
+TEST(Lesson03Bans, TheSymbolCheckCatchesEachBannedCall) {
+  using lessons::exercise_calls_banned;
+  const std::string object = GLASS_LESSON03_WRONG_OBJECT;
+  const std::string wrong = "glass::lesson03::wrong::";
+  const std::string shape =
+      exercise_calls_banned(object, 1, wrong + "broadcast_shape_by_library(", kBans1);
+  EXPECT_TRUE(shape.starts_with("exercise 1 must not call glass::broadcast_shapes(")) << shape;
+  const std::string strides =
+      exercise_calls_banned(object, 2, wrong + "broadcast_strides_by_expand(", kBans2);
+  EXPECT_TRUE(strides.starts_with("exercise 2 must not call glass::Tensor::expand(")) << strides;
+  const std::string add =
+      exercise_calls_banned(object, 3, wrong + "broadcast_add_by_plus(", bans3());
+  EXPECT_TRUE(add.starts_with("exercise 3 must not call glass::operator+(")) << add;
+  // The wrong answers give the right values: only the symbol check tells them apart.
+  EXPECT_EQ(wrong::broadcast_shape_by_library({2, 1, 4}, {3, 1}), Shape({2, 3, 4}));
+  Tensor x = distinct({2, 3}, 1), row = distinct({3}, 10);
+  EXPECT_EQ(wrong::broadcast_strides_by_expand(row, {2, 3}), Shape({0, 1}));
+  EXPECT_EQ(values(wrong::broadcast_add_by_plus(x, row)), values(x + row));
 }
 
 }  // namespace
