@@ -5,9 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <mutex>
+#include <string>
 #include <vector>
 
+#include "../../common/answer_symbols.h"
 #include "exercises.h"
+#include "wrong_answers.h"
 
 namespace glass::lesson05 {
 namespace {
@@ -42,6 +47,25 @@ void expect_gradcheck(const autograd::DifferentiableFn& f, const tensor_list& in
   }
   GradcheckResult r = gradcheck(f, inputs);
   EXPECT_TRUE(r.ok) << r.report;
+}
+
+// The names of the ops dispatched while `work` runs (core's OpDispatched events; an op the
+// Autograd key passes on to the backend is named twice). With `node`, only those dispatched
+// while that backward node runs: from its BackwardNodeRun event to the next node's.
+std::vector<std::string> ops_dispatched(const std::function<void()>& work,
+                                        const void* node = nullptr) {
+  std::mutex mutex;
+  std::vector<std::string> ops;
+  const void* running = nullptr;
+  events::Subscription watch([&](const events::Event& e) {
+    std::lock_guard lock(mutex);
+    if (e.kind == events::Kind::BackwardNodeRun)
+      running = e.ptr;
+    else if (e.kind == events::Kind::OpDispatched && (node == nullptr || running == node))
+      ops.push_back(e.name);
+  });
+  work();
+  return ops;
 }
 
 tensor_list lse_fn(const tensor_list& in) { return {LogSumExp::apply(in[0])}; }
@@ -105,14 +129,42 @@ TEST(Exercise2MyExp, PassesGradcheck) {
   expect_gradcheck(exp_fn, {randn({2, 3}, kDouble)});
 }
 
-TEST(Exercise2MyExp, SavesItsOutputSoTheInputMayBeOverwritten) {
+// "" or why the exp Function F does not save its output and reuse it in backward.
+template <class F>
+std::string grade_saves_output() {
   Tensor x = tensor({0., 1., 2.}, kDouble).requires_grad_();
-  Tensor y = MyExp::apply(x);
+  Tensor y = F::apply(x);
   // Overwrite x's storage after forward (x.detach() shares it, and its version counter).
   // A backward that saved x would now refuse: "modified by an inplace operation".
   x.detach().fill_(-5.);
-  ASSERT_NO_THROW(y.sum().backward()) << "save the output y, not the input x";
-  expect_near(x.grad(), {1., std::exp(1.), std::exp(2.)});
+  std::vector<std::string> ops;
+  try {
+    ops = ops_dispatched([&] { y.sum().backward(); });
+  } catch (const Error& e) {
+    return std::string(
+               "backward failed once x was overwritten: save the output y, not the "
+               "input x (") +
+           e.what() + ")";
+  }
+  // A saved copy of x survives the overwrite, but then backward must run exp again.
+  for (const std::string& op : ops)
+    if (op == "exp" || op == "exp_" || op == "pow" || op == "pow_")
+      return "backward dispatched " + op +
+             ": save the output y = exp(x) and multiply by it, so backward costs no exp";
+  const std::vector<double> want = {1., std::exp(1.), std::exp(2.)}, got = values(x.grad());
+  for (size_t i = 0; i < want.size(); ++i)
+    if (got.size() != want.size() || std::abs(got[i] - want[i]) > 1e-12 * want[i])
+      return "x.grad() is wrong after x was overwritten";
+  return "";
+}
+
+TEST(Exercise2MyExp, SavesItsOutputSoTheInputMayBeOverwritten) {
+  EXPECT_EQ(grade_saves_output<MyExp>(), "");
+}
+
+TEST(Exercise2MyExp, TheGraderRejectsACopyOfTheInputAndASecondExp) {
+  const std::string why = grade_saves_output<wrong::ExpSavingInput>();
+  EXPECT_NE(why.find("backward dispatched exp"), std::string::npos) << why;
 }
 
 // ---- exercise 3 ------------------------------------------------------------------------
@@ -152,6 +204,33 @@ TEST(Exercise3Huber, EachCallKeepsItsOwnDelta) {
   expect_near(x.grad(), {-3., 2.5, 1.});
 }
 
+// "" or why the Huber Function F computes a gradient nobody needs: with only x requiring
+// a gradient, its backward must dispatch fewer ops than with both x and the target.
+template <class F>
+std::string grade_needs_input_grad() {
+  auto ops_in_backward = [](bool x_needs, bool target_needs) {
+    Tensor x = tensor({-3., 0.25, 2.}, kDouble).requires_grad_(x_needs);
+    Tensor t = tensor({0., 0., 1.}, kDouble).requires_grad_(target_needs);
+    Tensor y = F::apply(x, t, 1.0);
+    return ops_dispatched([&] { y.sum().backward(); }, y.grad_fn().get()).size();
+  };
+  const size_t both = ops_in_backward(true, true), x_only = ops_in_backward(true, false);
+  if (x_only >= both)
+    return "backward dispatched " + std::to_string(x_only) +
+           " ops when the target needs no gradient and " + std::to_string(both) +
+           " when it does: compute grad_target only when ctx->needs_input_grad(1)";
+  return "";
+}
+
+TEST(Exercise3Huber, ComputesOnlyTheGradientsTheInputsNeed) {
+  EXPECT_EQ(grade_needs_input_grad<Huber>(), "");
+}
+
+TEST(Exercise3Huber, TheGraderRejectsAnUnneededGradient) {
+  const std::string why = grade_needs_input_grad<wrong::HuberIgnoringNeedsInputGrad>();
+  EXPECT_NE(why.find("needs_input_grad(1)"), std::string::npos) << why;
+}
+
 TEST(Exercise3Huber, PassesGradcheck) {
   // d = [-3, -0.4, 0.6, 0.5, 2.1, 1.2]: no |d| within eps of the kinks at delta = 1 and 2.
   Tensor x = tensor({-2.5, -0.3, 0.2, 0.7, 3.1, 1.6}, kDouble);
@@ -163,6 +242,52 @@ TEST(Exercise3Huber, PassesGradcheck) {
         },
         {x, t});
   }
+}
+
+// ---- the bans: what the compiled answers call ---------------------------------------------
+
+// No exercise may call the library's logsumexp, softmax or log_softmax.
+const std::vector<std::string> kBans = {"glass::Tensor::logsumexp(",
+                                        "glass::Tensor::softmax(",
+                                        "glass::Tensor::log_softmax(",
+                                        "glass::logsumexp(",
+                                        "glass::softmax(",
+                                        "glass::log_softmax(",
+                                        "glass::nn::functional::softmax(",
+                                        "glass::nn::functional::log_softmax(",
+                                        "glass::nn::functional::logsumexp("};
+
+// "" or "exercise N must not call X. " for each banned call that a forward or backward of the
+// three Functions named (lse, exp, huber) makes in `object`, with its helpers and lambdas.
+std::string banned_calls(const std::string& object, const std::string& lse, const std::string& exp,
+                         const std::string& huber) {
+  using lessons::exercise_calls_banned;
+  return exercise_calls_banned(object, 1, lse + "::", kBans) +
+         exercise_calls_banned(object, 2, exp + "::", kBans) +
+         exercise_calls_banned(object, 3, huber + "::", kBans);
+}
+
+TEST(Lesson05Bans, TheAnswersCallNoBannedFunction) {
+  EXPECT_EQ(banned_calls(GLASS_LESSON05_ANSWERS_OBJECT, "glass::lesson05::LogSumExp",
+                         "glass::lesson05::MyExp", "glass::lesson05::Huber"),
+            "")
+      << GLASS_LESSON05_ANSWERS_OBJECT;
+}
+
+TEST(Lesson05Bans, TheSymbolCheckCatchesTheLibrarysLogSumExp) {
+  const std::string found = lessons::exercise_calls_banned(
+      GLASS_LESSON05_WRONG_OBJECT, 1, "glass::lesson05::wrong::LogSumExpByLibrary::", kBans);
+  EXPECT_NE(found.find("exercise 1 must not call glass::Tensor::logsumexp("), std::string::npos)
+      << found;
+  EXPECT_NE(found.find("exercise 1 must not call glass::Tensor::softmax("), std::string::npos)
+      << found;
+  // Its values and gradients are right: only the symbol check tells it apart.
+  manual_seed(8);
+  expect_gradcheck(
+      [](const tensor_list& in) -> tensor_list {
+        return {wrong::LogSumExpByLibrary::apply(in[0])};
+      },
+      {randn({3, 4}, kDouble)});
 }
 
 }  // namespace
