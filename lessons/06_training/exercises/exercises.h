@@ -4,11 +4,14 @@
 // own file:
 //   cmake -B build -DGLASS_EXERCISES=student && cmake --build build && ctest --test-dir build -L
 //   exercises
-// Use what lessons 01 to 06 teach: tensor ops and views, reductions (argmax, max, sum,
-// mean), comparisons and broadcasting, NoGradGuard, in-place ops (add_, mul_, sub_, copy_),
-// .grad(), nn modules (Sequential, its forward, train()/eval()), F::cross_entropy, an
-// optimizer's zero_grad()/step(), and iterating a DataLoader. Not optim::SGD in exercise
-// 2: the tests compare you with it.
+// Use what lessons 01 to 06 teach: tensor ops and views, reductions (amax, amin, sum,
+// mean), comparisons and broadcasting, where, NoGradGuard, in-place ops (add_, mul_, sub_,
+// copy_), .grad(), nn modules (Sequential, its forward, train()/eval()), F::cross_entropy,
+// an optimizer's zero_grad()/step(), and iterating a DataLoader. Not argmax, argmin,
+// max(dim) or min(dim) in exercise 1 (finding each row's first maximum is the exercise),
+// and no optimizer of glass::optim in exercise 2 (the tests compare you with optim::SGD):
+// the tests read your compiled file and fail with "exercise N must not call X" when you
+// call one.
 #pragma once
 
 #include <glass/glass.h>

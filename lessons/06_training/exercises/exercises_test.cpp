@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "../../common/answer_symbols.h"
 #include "exercises.h"
+#include "wrong_answers.h"
 
 namespace glass::lesson06 {
 namespace {
@@ -297,6 +299,48 @@ TEST(Exercise3TrainOneEpoch, LearnsFashionMnist) {
       (logits.argmax(1) == test.labels().narrow(0, 0, 1000)).sum().item<int64_t>();
   EXPECT_GE(correct, 750) << "test accuracy " << correct / 10.0
                           << "% after 2 epochs (chance is 10%)";
+}
+
+// ---- the bans: what the compiled answers call ---------------------------------------------
+
+const std::vector<std::string> kBans1 = {"glass::Tensor::argmax(",
+                                         "glass::Tensor::argmin(",
+                                         "glass::Tensor::max(long",
+                                         "glass::Tensor::min(long",
+                                         "glass::argmax(",
+                                         "glass::argmin(",
+                                         "glass::max(glass::Tensor const&, long",
+                                         "glass::min(glass::Tensor const&, long"};
+const std::vector<std::string> kBans2 = {"glass::optim::"};
+
+// "" or "exercise N must not call X. " for each banned call the exercise's function in
+// `object` makes, itself or through its helpers and lambdas.
+std::string banned_calls(const std::string& object, const std::string& ns) {
+  return lessons::exercise_calls_banned(object, 1, ns + "accuracy(", kBans1) +
+         lessons::exercise_calls_banned(object, 2, ns + "sgd_momentum_step(", kBans2);
+}
+
+TEST(Lesson06Bans, TheAnswersCallNoBannedFunction) {
+  EXPECT_EQ(banned_calls(GLASS_LESSON06_ANSWERS_OBJECT, "glass::lesson06::"), "")
+      << GLASS_LESSON06_ANSWERS_OBJECT;
+}
+
+TEST(Lesson06Bans, TheSymbolCheckCatchesEachBannedCall) {
+  using lessons::exercise_calls_banned;
+  const std::string object = GLASS_LESSON06_WRONG_OBJECT;
+  const std::string wrong = "glass::lesson06::wrong::";
+  const std::string argmax =
+      exercise_calls_banned(object, 1, wrong + "accuracy_by_argmax(", kBans1);
+  EXPECT_TRUE(argmax.starts_with("exercise 1 must not call glass::Tensor::argmax(")) << argmax;
+  const std::string max = exercise_calls_banned(object, 1, wrong + "accuracy_by_max_dim(", kBans1);
+  EXPECT_TRUE(max.starts_with("exercise 1 must not call glass::Tensor::max(long")) << max;
+  const std::string sgd =
+      exercise_calls_banned(object, 2, wrong + "sgd_momentum_step_by_optim(", kBans2);
+  EXPECT_NE(sgd.find("exercise 2 must not call glass::optim::SGD::"), std::string::npos) << sgd;
+  // The wrong accuracies are right: only the symbol check tells them apart.
+  Tensor logits = tensor({{1.0, 1.0, 0.0}, {0.0, 2.0, 2.0}});
+  EXPECT_DOUBLE_EQ(wrong::accuracy_by_argmax(logits, tensor({int64_t{0}, 1})), 1.0);
+  EXPECT_DOUBLE_EQ(wrong::accuracy_by_max_dim(logits, tensor({int64_t{0}, 1})), 1.0);
 }
 
 }  // namespace

@@ -13,9 +13,13 @@ double accuracy(const Tensor& logits, const Tensor& labels) {  // logits: (N, C)
   GLASS_CHECK(logits.dim() == 2 && labels.dim() == 1 && labels.size(0) == logits.size(0),
               "accuracy(): expected logits (N, C) and labels (N), got logits ", logits.sizes(),
               " and labels ", labels.sizes());
-  NoGradGuard no_grad;                  // a metric, not part of any model
-  Tensor predicted = logits.argmax(1);  // (N): the first index of each row's maximum
-  Tensor hits = predicted == labels;    // (N) Bool
+  NoGradGuard no_grad;  // a metric, not part of any model
+  // argmax(1) by hand: mark each row's maxima, give every other position the index C (one
+  // past the last class), and the smallest index left in a row is its first maximum.
+  const int64_t classes = logits.size(1);
+  Tensor is_max = logits == logits.amax({1}, /*keepdim=*/true);          // (N, C) Bool
+  Tensor predicted = where(is_max, arange(classes), classes).amin({1});  // (N)
+  Tensor hits = predicted == labels;                                     // (N) Bool
   const int64_t correct = hits.sum().item<int64_t>();
   return static_cast<double>(correct) / static_cast<double>(labels.size(0));
 }
