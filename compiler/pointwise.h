@@ -19,17 +19,18 @@
 // eager mode's op would give it (the builders ask core's type promotion), so the generated
 // code casts exactly where eager's TensorIterator would. Each element is computed with the
 // formulas eager's CPU kernels use (core/cpu/pointwise_formulas.h, embedded in the
-// source), compiled with eager's flags. What can still differ is rounding between ops: in
-// one loop the compiler may contract a*b + c into one fused multiply-add (one rounding
-// where eager, storing a*b first, has two), so compiled agrees with eager to the dtype's
+// source), compiled with eager's flags (a Release build's). What can still differ is rounding
+// between ops: in one loop the compiler may contract a*b + c into one fused multiply-add (one
+// rounding where eager, storing a*b first, has two), so compiled agrees with eager to the dtype's
 // tolerance, and bit for bit where no such pair meets. Broadcasting, strides and threads
 // are TensorIterator's, as for any eager kernel: the generated function is the inner loop.
 //
 // Only the steps the output depends on are computed, and only the inputs it depends on
 // are read and broadcast (the result has the shape eager's would). A reduction may end the
 // group (Inductor's "reduction as the last op of a fused kernel"): the values are folded
-// as they are computed, never stored, as eager's reduce kernel folds them (16 lanes,
-// double accumulators for float sums, per-thread partials combined in order).
+// as they are computed, never stored, in the manner of eager's reduce kernel (16 lanes,
+// per-thread partials combined in order; float sums accumulate in double throughout,
+// where eager adds blocks of 1024 in float first), so sums agree to the dtype's tolerance.
 //
 // Invariants: steps only refer to earlier steps; a program has an output before it runs;
 // Scalar steps are "wrapped numbers" (they never widen a tensor's dtype, as in x * 0.5).
@@ -60,7 +61,7 @@ struct PointwiseProgram {
     BinaryOp binary{};
     int input = -1;                // Input: which tensor of the call
     Scalar value;                  // Scalar: 0.5 or 3, as in eager's x * 0.5 or i - 3
-    std::optional<double> lo, hi;  // Clamp's bounds
+    std::optional<Scalar> lo, hi;  // Clamp's bounds
   };
   // A reduction of the output's value, the group's last op (sum, mean, amax, amin, prod
   // over `dims`, all of them when empty), as eager's sum(dims, keepdim) would take it.
@@ -72,15 +73,19 @@ struct PointwiseProgram {
   };
   std::vector<Step> steps;
   std::vector<ScalarType> inputs;  // the dtype each input tensor must have
+  // Whether each input is 0-dim: promotion ranks a 0-dim tensor below one with dims
+  // (x[5] f32 + y[] f64 is f32), so a program is built for one or the other.
+  std::vector<bool> zero_dim_inputs;
   int output = -1;
   std::optional<Reduction> reduction;
 
-  // Builders; each returns the new step's index and gives it eager's dtype.
-  int input(int index, ScalarType dtype);
+  // Builders; each returns the new step's index and gives it the dtype eager's op gives
+  // (found by running that op on empty stand-ins of its operands).
+  int input(int index, ScalarType dtype, bool zero_dim = false);
   int scalar(const Scalar& value);  // a number in an op, as in x * 0.5 or i - 3
   int unary(UnaryOp op, int x);
   int binary(BinaryOp op, int a, int b);
-  int clamp(int x, std::optional<double> lo, std::optional<double> hi);
+  int clamp(int x, std::optional<Scalar> lo, std::optional<Scalar> hi);
   int where(int condition, int a, int b);
   void set_output(int step);
   // Ends the group with a reduction of the output step (floating point values only).
@@ -109,7 +114,8 @@ class CompiledPointwise {
   CompiledPointwise(PointwiseProgram program, std::shared_ptr<KernelLibrary> library,
                     const std::string& symbol);
   // Runs the kernel over the broadcast shape of `inputs` on the CPU's thread pool; the
-  // inputs must have the program's dtypes. Returns a new tensor.
+  // inputs must have the program's dtypes (and 0-dim-ness). Returns a new tensor. Not
+  // differentiable yet: with grad mode on, an input that requires grad is an error.
   Tensor operator()(TensorList inputs) const;
   const PointwiseProgram& program() const { return program_; }
   const KernelLibrary& library() const { return *library_; }

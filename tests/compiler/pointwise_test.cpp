@@ -15,10 +15,12 @@
 
 #include "compiler/kernel_cache.h"
 #include "core/generator.h"
+#include "core/grad_mode.h"
 #include "core/ops/factories.h"
 #include "core/ops/pointwise.h"
 #include "core/ops/random.h"
 #include "core/ops/reduce.h"
+#include "core/tensor_options.h"
 
 namespace glass::compiler {
 namespace {
@@ -34,9 +36,9 @@ class Pointwise : public ::testing::Test {
 };
 
 // The seed's chain: ((a*b + a) * 0.5 - b).relu().sigmoid().
-PointwiseProgram chain(ScalarType dtype) {
+PointwiseProgram chain(ScalarType dtype, bool zero_dim_a = false) {
   PointwiseProgram p;
-  const int a = p.input(0, dtype), b = p.input(1, dtype);
+  const int a = p.input(0, dtype, zero_dim_a), b = p.input(1, dtype);
   const int ab_a = p.binary(BinaryOp::Add, p.binary(BinaryOp::Mul, a, b), a);
   const int t = p.binary(BinaryOp::Sub, p.binary(BinaryOp::Mul, ab_a, p.scalar(0.5)), b);
   p.set_output(p.unary(UnaryOp::Sigmoid, p.unary(UnaryOp::Relu, t)));
@@ -106,7 +108,82 @@ TEST_F(Pointwise, BroadcastAndTransposedInputsGoThroughTheStridedLoop) {
   // A 0-dim tensor and a slice with a step.
   Tensor s = full({}, 0.25f);
   Tensor sliced = randn({40}, gen).slice(0, 0, 40, 4);  // stride 4
-  EXPECT_EQ(close(fused({s, sliced}), eager_chain(s, sliced), 1e-6, 0), "");
+  EXPECT_EQ(close(compile_pointwise(chain(kFloat, /*zero_dim_a=*/true))({s, sliced}),
+                  eager_chain(s, sliced), 1e-6, 0),
+            "");
+}
+
+// Promotion as eager's: a 0-dim tensor ranks below one with dims, integers meet the
+// default float dtype, an integer clamp stays integer.
+TEST_F(Pointwise, DtypesFollowEagerRulesForZeroDimInputsDefaultDtypeAndIntegerClamp) {
+  PointwiseProgram p;  // x[5] f32 + y[] f64 is f32, as in eager mode
+  p.set_output(p.binary(BinaryOp::Add, p.input(0, kFloat), p.input(1, kDouble, /*zero_dim=*/true)));
+  EXPECT_EQ(p.output_dtype(), kFloat);
+  Tensor x = randn({5}), y = full({}, 0.5, TensorOptions(kDouble));
+  const Tensor got = compile_pointwise(p)({x, y});
+  EXPECT_EQ(got.dtype(), (x + y).dtype());
+  EXPECT_EQ(close(got, x + y, 0, 0), "");
+  // Built for a 0-dim input, called with dims (or the reverse): named, not miscomputed.
+  try {
+    compile_pointwise(p)({x, full({1}, 0.5, TensorOptions(kDouble))});
+    ADD_FAILURE() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("input 1 was declared 0-dim, got a tensor of shape [1]"),
+              std::string::npos)
+        << e.what();
+  }
+
+  const ScalarType before = get_default_dtype();
+  set_default_dtype(kDouble);
+  PointwiseProgram q;  // sigmoid(i) / 3 of an int64 i: the default float, now float64
+  const int i = q.input(0, kLong);
+  q.set_output(q.binary(BinaryOp::Div, q.unary(UnaryOp::Sigmoid, i), q.scalar(3)));
+  const ScalarType q_dtype = q.output_dtype();
+  Tensor ints = arange(-4, 5, TensorOptions(kLong));
+  const Tensor q_got = compile_pointwise(q)({ints});
+  const Tensor q_want = ints.sigmoid() / 3;
+  set_default_dtype(before);
+  EXPECT_EQ(q_dtype, kDouble);
+  EXPECT_EQ(close(q_got, q_want, 1e-15, 0), "");
+
+  PointwiseProgram r;  // clamp(i, 0, 3) of int64 stays int64
+  r.set_output(r.clamp(r.input(0, kLong), Scalar(int64_t{0}), Scalar(int64_t{3})));
+  EXPECT_EQ(r.output_dtype(), kLong);
+  EXPECT_TRUE(compile_pointwise(r)({ints}).equal(clamp(ints, 0, 3)));
+}
+
+// Numbers C++ cannot spell with %a: infinities and NaN (where(a > 0, a, -inf), the
+// attention-mask pattern).
+TEST_F(Pointwise, InfiniteAndNanNumbersCompile) {
+  PointwiseProgram p;
+  const int a = p.input(0, kFloat);
+  const double inf = std::numeric_limits<double>::infinity();
+  const int masked = p.where(p.binary(BinaryOp::Gt, a, p.scalar(0.0)), a, p.scalar(-inf));
+  p.set_output(p.clamp(p.binary(BinaryOp::Add, masked, p.scalar(std::nan(""))), -inf, inf));
+  Tensor x = randn({16});
+  const Tensor want = interpret_pointwise(p, {x});
+  EXPECT_EQ(close(compile_pointwise(p)({x}), want, 0, 0), "");
+  PointwiseProgram q;
+  const int b = q.input(0, kFloat);
+  q.set_output(q.where(q.binary(BinaryOp::Gt, b, q.scalar(0.0)), b, q.scalar(-inf)));
+  const Tensor got = compile_pointwise(q)({x});
+  EXPECT_EQ(close(got, where(x > 0, x, -inf), 0, 0), "");
+}
+
+TEST_F(Pointwise, AnInputThatRequiresGradIsAnErrorUnderGradMode) {
+  Tensor a = randn({4}).requires_grad_(), b = randn({4});
+  CompiledPointwise fused = compile_pointwise(chain(kFloat));
+  try {
+    fused({a, b});
+    ADD_FAILURE() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("input 0 requires grad, and compiled groups are not "
+                                         "differentiable yet"),
+              std::string::npos)
+        << e.what();
+  }
+  NoGradGuard no_grad;
+  EXPECT_EQ(close(fused({a, b}), eager_chain(a, b), 1e-6, 0), "");
 }
 
 TEST_F(Pointwise, PromotionComparisonsWhereAndClampFollowEagerMode) {
@@ -159,7 +236,10 @@ PointwiseProgram random_program(std::mt19937& rng, ScalarType dtype, int n_input
       case 3:
         v = p.binary(binaries[rng() % 3], x, p.scalar(0.25 * static_cast<double>(rng() % 9) - 1));
         break;
-      default: v = p.where(p.binary(BinaryOp::Lt, x, y), p.clamp(x, -0.5, 2.0), y); break;
+      default:  // sometimes masking with -inf, as attention does
+        v = p.where(p.binary(BinaryOp::Lt, x, y), p.clamp(x, -0.5, 2.0),
+                    rng() % 4 ? y : p.scalar(-std::numeric_limits<double>::infinity()));
+        break;
     }
     values.push_back(v);
   }
@@ -309,13 +389,15 @@ TEST_F(Pointwise, BadProgramsAndCallsAreNamed) {
   Tensor x = randn({4});
   expect_error([&] { fused({x}); }, "the group takes 2 inputs, got 1");
   expect_error([&] { fused({x, x.to(kDouble)}); }, "input 1 must be float32, got float64");
-  expect_error([&] { fused({x, randn({3})}); }, "");  // broadcasting's own error
+  expect_error([&] { fused({x, randn({3})}); }, "[4]");  // broadcasting's own error names
+  expect_error([&] { fused({x, randn({3})}); }, "[3]");  // both shapes
   PointwiseProgram q;
   q.input(0, kFloat);
   expect_error([&] { q.binary(BinaryOp::Add, 0, 5); }, "operand %5 is not an earlier step");
   expect_error([&] { emit_cpp(q); }, "the program has no output");
   expect_error([&] { q.set_output(q.scalar(1)); }, "the output must be a tensor step");
   expect_error([&] { q.where(0, 0, 0); }, "the condition must be a bool step, got float32");
+  expect_error([&] { q.unary(UnaryOp::LogicalNot, 0); }, "logical_not cannot be fused yet");
   PointwiseProgram ints;
   ints.set_output(ints.input(0, kLong));
   expect_error([&] { ints.reduce(ReduceOp::Sum); },

@@ -1,0 +1,34 @@
+// compiler/pointwise_detail.h — what the three parts of a pointwise group share: the IR
+// (pointwise_ir.cpp), the C++ generator (cpp_codegen.cpp) and the runner
+// (pointwise_run.cpp). Private to compiler/.
+#pragma once
+
+#include <vector>
+
+#include "compiler/pointwise.h"
+
+namespace glass::compiler::detail {
+
+using Step = PointwiseProgram::Step;
+using Kind = Step::Kind;
+
+// The C++ type of a dtype in generated code; an error naming the dtype for one a group
+// cannot hold.
+const char* c_type(ScalarType t);
+
+// eq, ne, lt, le, gt, ge (not logical_and / logical_or, which core also files as
+// comparisons since they too produce bool).
+bool is_comparison_op(BinaryOp op);
+
+// What a step looks like to eager's ops: an empty tensor of its dtype (0-dim for a 0-dim
+// input), or the wrapped number a number becomes.
+Tensor stand_in(const PointwiseProgram& p, const Step& s);
+
+// The dtype a binary step's operands are converted to before the op: their common dtype
+// (a comparison then produces bool).
+ScalarType compute_dtype(const PointwiseProgram& p, const Step& s);
+
+// Which steps the output depends on (an input the output ignores is not even read).
+std::vector<bool> live_steps(const PointwiseProgram& p);
+
+}  // namespace glass::compiler::detail
