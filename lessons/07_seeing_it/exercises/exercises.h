@@ -39,9 +39,11 @@ int largest_gradient_node(const viz::Snapshot& s);
 // Exercise 3 — the address formula, by hand.
 // Returns the storage index of element `index` of lab.view():
 //   storage_offset + index[0]*stride[0] + index[1]*stride[1] + ...
-// computed from the view's sizes(), strides() and storage_offset() (not with
-// lab.storage_index, which the tests compare you with). Throws glass::Error when `index`
-// has the wrong number of entries or an entry outside [0, size) of its dim.
+// computed from the view's sizes(), strides() and storage_offset(): not with
+// lab.storage_index, which the tests compare you with, nor glass::storage_index (both wrap
+// a negative index); the tests read your compiled file and fail with "exercise 3 must not
+// call X" when you call one. Throws glass::Error when `index` has the wrong number of
+// entries or an entry outside [0, size) of its dim (negative entries included).
 int64_t storage_address(const viz::app::StrideLab& lab, const std::vector<int64_t>& index);
 
 }  // namespace glass::lesson07

@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "../../common/answer_symbols.h"
 #include "exercises.h"
 #include "viewer/demos.h"
 #include "viewer/modules.h"
+#include "wrong_answers.h"
 
 namespace glass::lesson07 {
 namespace {
@@ -179,6 +181,33 @@ TEST(StorageAddress, RejectsBadIndices) {
   EXPECT_THROW(storage_address(lab, {1, 2, 0}), glass::Error);
   EXPECT_THROW(storage_address(lab, {3, 0}), glass::Error);
   EXPECT_THROW(storage_address(lab, {0, -1}), glass::Error);
+  EXPECT_THROW(storage_address(lab, {-1, 0}), glass::Error);
+}
+
+// ---- the bans: what the compiled answers call ---------------------------------------------
+
+// Exercise 3 is lesson 02's exercise 1 on the stride lab's view: it bans what that one
+// bans, the library's address formula, and the lab's own.
+const std::vector<std::string> kBans3 = {"glass::storage_index(",
+                                         "glass::viz::app::StrideLab::storage_index("};
+
+TEST(Lesson07Bans, TheAnswersCallNoBannedFunction) {
+  EXPECT_EQ(lessons::exercise_calls_banned(GLASS_LESSON07_ANSWERS_OBJECT, 3,
+                                           "glass::lesson07::storage_address(", kBans3),
+            "")
+      << GLASS_LESSON07_ANSWERS_OBJECT;
+}
+
+TEST(Lesson07Bans, TheSymbolCheckCatchesEachBannedCall) {
+  const std::string object = GLASS_LESSON07_WRONG_OBJECT;
+  const std::string lab = lessons::exercise_calls_banned(
+      object, 3, "glass::lesson07::wrong::storage_address_by_lab(", kBans3);
+  EXPECT_TRUE(
+      lab.starts_with("exercise 3 must not call glass::viz::app::StrideLab::storage_index("))
+      << lab;
+  const std::string library = lessons::exercise_calls_banned(
+      object, 3, "glass::lesson07::wrong::storage_address_by_library(", kBans3);
+  EXPECT_TRUE(library.starts_with("exercise 3 must not call glass::storage_index(")) << library;
 }
 
 }  // namespace
