@@ -1,6 +1,7 @@
 // compiler/kernel_cache.cpp — compiling generated C++ and caching the shared objects
-// (kernel_cache.h). Invariant: nothing is dlopen()ed before its source and checksum were
-// verified, and every file in the cache folder appears by rename(), whole.
+// (kernel_cache.h). Invariants: nothing is dlopen()ed before its source and checksum were
+// verified; every file in the cache folder appears by rename(), whole; the folder is this
+// user's and nobody else may write to it.
 #include "compiler/kernel_cache.h"
 
 #include <dlfcn.h>
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -78,13 +80,24 @@ void write_file_atomically(const std::string& dir, const std::string& name,
               "rename ", tmp, " to ", dir, "/", name, ": ", std::strerror(errno));
 }
 
-void make_dirs(const std::string& path) {
+// Creates the folder and its parents (new ones 0700), then refuses a folder another user
+// owns or others may write to: anyone who can put a .so in the cache runs code in every
+// process that loads from it (the checksum is no signature), so a shared /tmp path or a
+// group-writable GLASS_CACHE_DIR is an error, as Triton's and Inductor's caches check.
+void make_private_dirs(const std::string& path) {
   for (size_t i = 1; i <= path.size(); ++i) {
     if (i < path.size() && path[i] != '/') continue;
     const std::string prefix = path.substr(0, i);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
       GLASS_CHECK(false, "compiler cache: cannot create ", prefix, ": ", std::strerror(errno));
   }
+  struct stat st {};
+  GLASS_CHECK(::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode), "compiler cache: ", path,
+              " is not a folder");
+  GLASS_CHECK(st.st_uid == ::getuid(), "compiler cache: ", path, " belongs to user ", st.st_uid,
+              ", not to this user (", ::getuid(), "); set GLASS_CACHE_DIR to a folder of your own");
+  GLASS_CHECK((st.st_mode & 022) == 0, "compiler cache: others may write to ", path, " (mode ",
+              std::oct, (st.st_mode & 0777), "); chmod go-w it or set GLASS_CACHE_DIR");
 }
 
 struct ProcessResult {
@@ -181,9 +194,17 @@ HostCompiler find_host_compiler() {
 
 // [SECTION] the cache -----------------------------------------------------------------------
 
-std::mutex g_mutex;  // the table below, the statistics, and writes to the cache folder
+// The tables below and the statistics. Held only to look up and to publish, never while
+// the compiler runs: a slow compile blocks only the threads that want the same source.
+std::mutex g_mutex;
 std::map<std::string, std::weak_ptr<KernelLibrary>> g_loaded;
+std::map<std::string, std::shared_future<std::shared_ptr<KernelLibrary>>> g_building;
 CacheStats g_stats;
+
+void count(int64_t CacheStats::*counter) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  ++(g_stats.*counter);
+}
 
 std::string checksum_of(const std::string& bytes) { return hex64(fnv1a(bytes, 0x5a17ull)); }
 
@@ -198,12 +219,12 @@ std::shared_ptr<KernelLibrary> load_verified(const std::string& dir, const std::
   if (!saved_source && !library && !checksum) return nullptr;
   if (!saved_source || !library || !checksum || *saved_source != source ||
       checksum_of(*library) != *checksum) {
-    ++g_stats.rejected;
+    count(&CacheStats::rejected);
     return nullptr;
   }
   void* handle = ::dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
-    ++g_stats.rejected;
+    count(&CacheStats::rejected);
     return nullptr;
   }
   return std::make_shared<KernelLibrary>(handle, base + ".so", key);
@@ -301,23 +322,47 @@ std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source) {
   const std::string key = hex64(fnv1a(material, 14695981039346656037ull)) +
                           hex64(fnv1a(material, 0x9e3779b97f4a7c15ull));
 
-  std::lock_guard<std::mutex> lock(g_mutex);
+  std::unique_lock<std::mutex> lock(g_mutex);
   if (auto it = g_loaded.find(key); it != g_loaded.end()) {
     if (auto alive = it->second.lock()) {
       ++g_stats.in_process;
       return alive;
     }
   }
-  const std::string dir = cache_dir() + "/kernels";
-  make_dirs(dir);
-  std::shared_ptr<KernelLibrary> library = load_verified(dir, key, source);
-  if (library) {
-    ++g_stats.from_disk;
-  } else {
-    library = compile_into_cache(cxx, dir, key, source);
-    ++g_stats.compiled;
+  if (auto it = g_building.find(key); it != g_building.end()) {
+    // Another thread is loading or compiling this very source: wait for its library.
+    std::shared_future<std::shared_ptr<KernelLibrary>> building = it->second;
+    lock.unlock();
+    auto library = building.get();
+    count(&CacheStats::in_process);
+    return library;
   }
+  std::promise<std::shared_ptr<KernelLibrary>> promise;
+  g_building[key] = promise.get_future().share();
+  lock.unlock();
+
+  std::shared_ptr<KernelLibrary> library;
+  try {
+    const std::string dir = cache_dir() + "/kernels";
+    make_private_dirs(cache_dir());
+    make_private_dirs(dir);
+    library = load_verified(dir, key, source);
+    if (library) {
+      count(&CacheStats::from_disk);
+    } else {
+      library = compile_into_cache(cxx, dir, key, source);
+      count(&CacheStats::compiled);
+    }
+  } catch (...) {
+    lock.lock();
+    g_building.erase(key);
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+  lock.lock();
   g_loaded[key] = library;
+  g_building.erase(key);
+  promise.set_value(library);
   return library;
 }
 

@@ -37,7 +37,8 @@ struct HostCompiler {
 const HostCompiler& host_compiler();
 
 // $GLASS_CACHE_DIR, else $XDG_CACHE_HOME/glasstorch, else ~/.cache/glasstorch; kernels live
-// in its kernels/ folder, which is created on first use.
+// in its kernels/ folder, created (0700) on first use. A folder another user owns, or that
+// others may write to, is refused: whoever can write there runs code in this process.
 std::string cache_dir();
 
 // One loaded shared object; dlclose()d when the last holder lets go.
@@ -74,7 +75,9 @@ CacheStats cache_stats();
 void reset_cache_stats();
 
 // The library built from `source`. Throws glass::Error when no compiler is available
-// (check host_compiler().available() first) or when compilation fails.
+// (check host_compiler().available() first) or when compilation fails. Thread-safe; the
+// compiler runs outside any lock, and threads asking for the same source wait for one
+// build.
 std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source);
 
 // Forgets the libraries this process loaded (they stay loaded while held), so the next

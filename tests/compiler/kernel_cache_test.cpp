@@ -6,11 +6,14 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace glass::compiler {
 namespace {
@@ -131,6 +134,34 @@ TEST_F(KernelCache, AMissingSymbolIsNamed) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST_F(KernelCache, AFolderOthersMayWriteToIsRefused) {
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  try {
+    load_or_compile(answer_source(3));
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("others may write to " + dir_ + " (mode 777)"),
+              std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
+  EXPECT_EQ(call_answer(*load_or_compile(answer_source(3))), 3);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ + "/kernels").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u) << "the kernels folder is private";
+}
+
+TEST_F(KernelCache, ThreadsAskingForTheSameSourceShareOneBuild) {
+  std::vector<std::shared_ptr<KernelLibrary>> libs(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] { libs[t] = load_or_compile(answer_source(77)); });
+  for (auto& th : threads) th.join();
+  for (const auto& lib : libs) EXPECT_EQ(lib.get(), libs[0].get());
+  EXPECT_EQ(cache_stats().compiled, 1);
+  EXPECT_EQ(call_answer(*libs[3]), 77);
 }
 
 TEST(HostCompiler, KnowsItsVersionAndWhatNativeMeansHere) {
