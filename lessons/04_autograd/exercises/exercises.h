@@ -8,8 +8,10 @@
 // zeros()/zeros_like(), select() and fill_() or stack() to build unit vectors and results,
 // glass::autograd::grad (with grad_outputs, retain_graph and create_graph), and forward
 // mode: glass::autograd::forward_ad::DualLevel, make_dual and unpack_dual. Not gradcheck
-// and no finite differences: the tests compare you with Jacobians and Hessians derived by
-// hand, and count how many times you evaluate f.
+// or gradgradcheck, and no finite differences: the tests compare you with Jacobians and
+// Hessians derived by hand, and count how many times you evaluate f. Exercise 2 is forward
+// mode only: no autograd::grad or backward. The tests read your compiled file and fail with
+// "exercise N must not call X" when you call a banned function.
 #pragma once
 
 #include <glass/glass.h>

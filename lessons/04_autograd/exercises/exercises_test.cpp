@@ -11,7 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "../../common/answer_symbols.h"
 #include "exercises.h"
+#include "wrong_answers.h"
 
 namespace glass::lesson04 {
 namespace {
@@ -300,6 +302,52 @@ TEST(Exercise3HessianVectorProduct, OneForwardPassAPlainResultAndXLeftAlone) {
   ASSERT_TRUE(near(hessian_vector_product(rosenbrock, param, doubles({1, 0, 0})),
                    rosenbrock_H(param.detach()).select(1, 0), 1e-9));
   EXPECT_FALSE(param.grad().defined()) << "use autograd::grad: backward() writes param.grad()";
+}
+
+// ---- the bans: what the compiled answers call ---------------------------------------------
+
+// No exercise may call gradcheck (finite differences); exercise 2, forward mode, no backward.
+const std::vector<std::string> kBans = {"glass::autograd::gradcheck(",
+                                        "glass::autograd::gradgradcheck("};
+std::vector<std::string> bans2() {
+  std::vector<std::string> bans = kBans;
+  for (const char* fn :
+       {"glass::autograd::grad(", "glass::autograd::backward(", "glass::Tensor::backward("})
+    bans.push_back(fn);
+  return bans;
+}
+
+// "" or "exercise N must not call X. " for each banned call the exercise's function in
+// `object` makes, itself or through its helpers and lambdas.
+std::string banned_calls(const std::string& object, const std::string& ns) {
+  using lessons::exercise_calls_banned;
+  return exercise_calls_banned(object, 1, ns + "jacobian_by_vjp(", kBans) +
+         exercise_calls_banned(object, 2, ns + "jvp(", bans2()) +
+         exercise_calls_banned(object, 3, ns + "hessian_vector_product(", kBans);
+}
+
+TEST(Lesson04Bans, TheAnswersCallNoBannedFunction) {
+  EXPECT_EQ(banned_calls(GLASS_LESSON04_ANSWERS_OBJECT, "glass::lesson04::"), "")
+      << GLASS_LESSON04_ANSWERS_OBJECT;
+}
+
+TEST(Lesson04Bans, TheSymbolCheckCatchesEachBannedCall) {
+  using lessons::exercise_calls_banned;
+  const std::string object = GLASS_LESSON04_WRONG_OBJECT;
+  const std::string wrong = "glass::lesson04::wrong::";
+  const std::string jacobian =
+      exercise_calls_banned(object, 1, wrong + "jacobian_checked_by_gradcheck(", kBans);
+  EXPECT_TRUE(jacobian.starts_with("exercise 1 must not call glass::autograd::gradcheck("))
+      << jacobian;
+  const std::string jvp = exercise_calls_banned(object, 2, wrong + "jvp_by_double_vjp(", bans2());
+  EXPECT_TRUE(jvp.starts_with("exercise 2 must not call glass::autograd::grad(")) << jvp;
+  const std::string hvp =
+      exercise_calls_banned(object, 3, wrong + "hessian_vector_product_checked(", kBans);
+  EXPECT_TRUE(hvp.starts_with("exercise 3 must not call glass::autograd::gradgradcheck(")) << hvp;
+  // The double-VJP answer is right (the README's J v, as in TheReadmeColumnsAndACombination):
+  // only the symbol check tells it from forward mode.
+  EXPECT_TRUE(near(wrong::jvp_by_double_vjp(readme_f, doubles({1, 2, 3}), doubles({1, -1, 2})),
+                   doubles({1, 3})));
 }
 
 }  // namespace
