@@ -24,9 +24,7 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
-#include <string>
-#include <unordered_map>
+#include <memory>
 #include <vector>
 
 #include "core/device.h"
@@ -56,26 +54,20 @@ class RankMemoryLedger {
   };
   void set_recording(bool on);
   std::vector<Sample> samples() const;
+  int64_t sample_count() const;  // samples().size(), without the copy
   void clear_samples();
 
  private:
-  void on_allocation(int rank, const void* ptr, int64_t bytes);
-  void on_free(const void* ptr);
   void check_rank(int rank, const char* what) const;
 
+  // The counters live apart from the ledger, shared with the event callback: a thread
+  // still inside the callback when the ledger is destroyed (a pool worker or a group's
+  // communication thread freeing a tensor) keeps them alive, instead of writing into a
+  // destroyed object.
+  struct State;
+  std::shared_ptr<State> state_;
   const int world_size_;
-  const Device device_;
   int handle_ = -1;
-  mutable std::mutex mutex_;
-  struct Block {
-    int rank;
-    int64_t bytes;
-  };
-  std::unordered_map<const void*, Block> blocks_;
-  std::vector<int64_t> current_, peak_;
-  bool recording_ = false;
-  int64_t order_ = 0;
-  std::vector<Sample> samples_;
 };
 
 }  // namespace glass::distributed

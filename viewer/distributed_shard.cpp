@@ -129,7 +129,7 @@ RungRecording record_rung(Rung rung, const ShardRecordingOptions& o,
       const Tensor x = randn({o.batch, o.layers.front()}, gen);
       const Tensor y = randint(0, o.layers.back(), {o.batch}, gen);
       // The ledger's next sample: where a phase begins on the shared axis.
-      auto order = [&] { return static_cast<int64_t>(ledger.samples().size()); };
+      auto order = [&] { return ledger.sample_count(); };
       auto train_step = [&](int step, bool recorded) {
         const int64_t t0 = recorded ? order() : 0;
         // DDP zeroes its bucket views in place (set to none, the buckets would keep the bytes
