@@ -6,7 +6,9 @@
 //   exercises
 // Use only what lesson 01 teaches: tensors and their ops (factories, + - * /, sum(),
 // norm(), sign(), item()), requires_grad_(), grad_fn() and a Node's name() and
-// next_edges() (autograd/node.h), backward() and grad(), detach() and NoGradGuard.
+// next_edges() (autograd/node.h), backward() and grad(), detach() and NoGradGuard. Not a
+// custom autograd::Function (lesson 05) in exercise 3: the tests read your compiled file
+// and fail with "exercise 3 must not call X" when you write one.
 #pragma once
 
 #include <glass/glass.h>

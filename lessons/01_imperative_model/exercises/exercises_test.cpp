@@ -8,7 +8,9 @@
 #include <cmath>
 #include <vector>
 
+#include "../../common/answer_symbols.h"
 #include "exercises.h"
+#include "wrong_answers.h"
 
 namespace glass::lesson01 {
 namespace {
@@ -175,6 +177,35 @@ TEST(Exercise3StraightThroughSign, NoGraphWhenXNeedsNoGradient) {
   Tensor y = straight_through_sign(tensor({-3., 4.}));
   EXPECT_FALSE(y.requires_grad());
   expect_near(y, {-1., 1.});
+}
+
+// ---- the bans: what the compiled answers call ---------------------------------------------
+
+// Exercise 3 is lesson 01's detach trick: a custom autograd::Function (lesson 05) is banned.
+// Function<T>::apply is a template compiled into the answer; it names its node through
+// custom_node_name (demangled with an [abi:cxx11] tag before its parameters) and makes a
+// CustomNode, whose vtable the library defines.
+const std::vector<std::string> kBans3 = {"glass::autograd::custom_node_name",
+                                         "vtable for glass::autograd::CustomNode"};
+
+TEST(Lesson01Bans, TheAnswersCallNoBannedFunction) {
+  EXPECT_EQ(lessons::exercise_calls_banned(GLASS_LESSON01_ANSWERS_OBJECT, 3,
+                                           "glass::lesson01::straight_through_sign(", kBans3),
+            "")
+      << GLASS_LESSON01_ANSWERS_OBJECT;
+}
+
+TEST(Lesson01Bans, TheSymbolCheckCatchesACustomFunction) {
+  const std::string found = lessons::exercise_calls_banned(
+      GLASS_LESSON01_WRONG_OBJECT, 3, "glass::lesson01::wrong::straight_through_sign_by_function(",
+      kBans3);
+  EXPECT_TRUE(found.starts_with("exercise 3 must not call glass::autograd::")) << found;
+  // Its values and gradient are right: only the symbol check tells it apart.
+  Tensor x = tensor({-1.5, 2.5}, kDouble).requires_grad_();
+  Tensor y = wrong::straight_through_sign_by_function(x);
+  expect_near(y, {-1., 1.});
+  (y * tensor({3., -4.}, kDouble)).sum().backward();
+  expect_near(x.grad(), {3., -4.});
 }
 
 }  // namespace
