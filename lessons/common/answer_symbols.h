@@ -1,5 +1,5 @@
 // lessons/common/answer_symbols.h — what a compiled answer calls, read from its object file,
-// for the exercise tests that ban a library function (lessons 02 to 07, 10 and 11).
+// for the exercise tests that ban a library function (lessons 01 to 07, 10 and 11).
 //
 // An exercise that asks for a ring all-reduce cannot tell, from the values alone, a ring
 // written by the student from a call to the library's: both give the sum. The object file
@@ -152,7 +152,9 @@ inline std::string banned_among(const std::vector<std::string>& symbols,
 // "" or, for each call `function` in `object` reaches (calls_reachable_from) that starts with
 // one of `banned` (demangled prefixes such as "glass::Tensor::contiguous("), the sentence
 // "exercise N must not call <that function>. ". What an allowed op calls inside the library
-// is not seen, only what the answer's own code (with its helpers and lambdas) calls.
+// is not seen, only what the answer's own code (with its helpers and lambdas, and the inline
+// functions and templates of the headers, which are compiled into the answer) calls: the
+// per-function equivalent of counting only the ops the student's code dispatches itself.
 inline std::string exercise_calls_banned(const std::string& object, int exercise,
                                          const std::string& function,
                                          const std::vector<std::string>& banned) {
