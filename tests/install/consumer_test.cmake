@@ -27,6 +27,8 @@ set(expected "tensor([[10., 21., 32.],
 tensor([[ 5., 14.],
         [14., 50.]])
 5
+tensor([[0., 0., 0.],
+        [1., 2., 3.]])
 ")
 if(NOT last_output STREQUAL expected)
   message(FATAL_ERROR "consumer printed:\n${last_output}\nexpected:\n${expected}")
