@@ -584,6 +584,14 @@ void checkpoints(const Data& data) {
   const fs::path dir =
       fs::temp_directory_path() / ("glass_lesson11_checkpoint_" + std::to_string(::getpid()));
   fs::remove_all(dir);
+  // Removed on the way out, also when a step throws.
+  struct RemoveAtExit {
+    fs::path path;
+    ~RemoveAtExit() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } remove_at_exit{dir};
   auto save = [&](Stack& model, optim::Adam& adam) {
     dist::save_sharded_checkpoint(dir.string(), *model, &adam);
   };
@@ -636,7 +644,6 @@ void checkpoints(const Data& data) {
     std::cerr << "[value] checkpoint, step " << kSteps << (with_state ? " with" : " without")
               << " Adam's state: max relative difference to 2 ranks = " << rel << "\n";
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace

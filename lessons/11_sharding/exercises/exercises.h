@@ -62,6 +62,7 @@ Tensor my_reduce_scatter(distributed::ProcessGroup& group, const Tensor& input);
 //    tensors forward saved — restoring them (Storage::restore_bytes) for the next gather.
 // Between forwards a rank holds its padded blocks only (1/N of the parameters, plus
 // padding). Forward only: a backward through the sharded module is not part of it.
+// `group` outlives the module (the hooks may keep a reference to it).
 // Banned: distributed::fully_shard (and FSDPUnit, fsdp_row_shard). Allowed: group.allgather.
 void shard_for_forward(nn::Module& module, distributed::ProcessGroup& group);
 

@@ -270,6 +270,12 @@ std::string grade_shard_forward_once(const ShardForwardFn& fn, int n) {
             for (const Tensor& p : whole) blocks.push_back(expected_block(p.detach(), n, rank));
             shard_bytes = ledger.current(rank) - shard_bytes;
           }
+          {
+            // This thread's matmul scratch buffers (grow-only, kept for the thread's life)
+            // reach their size now, not during a graded forward.
+            NoGradGuard no_grad;
+            seeded_model()->forward(x);
+          }
           const int64_t base = ledger.current(rank);
           nn::Sequential model = seeded_model();
           const std::vector<Tensor> params = model->parameters();
@@ -303,21 +309,33 @@ std::string grade_shard_forward_once(const ShardForwardFn& fn, int n) {
             }
           });
           // An input that requires grad, so that every layer saves its weight for backward.
+          const int64_t before_input = ledger.current(rank);
           const Tensor input = x.clone().requires_grad_(true);
+          const int64_t input_bytes = ledger.current(rank) - before_input;
           for (int call = 1; call <= 2; ++call) {
-            Tensor out = model(input);  // through the hooks; its graph holds what forward saved
-            if (!whole_in_forward) w << "forward " << call << " did not see the whole parameters. ";
-            if (!out.detach().equal(want))
-              w << "forward " << call << " gives " << out << ", not the unsharded " << want << ". ";
-            check_rows(call == 1 ? "after forward 1" : "after forward 2");
-            for (size_t i = 0; i < seen.size(); ++i)
-              if (seen[i].storage().has_bytes() &&
-                  !seen[i].storage().is_alias_of(params[i].detach().storage())) {
-                w << "after forward " << call << " the gathered parameter " << i
-                  << " still has its bytes (the output's graph holds its storage: free them "
-                     "with drop_bytes). ";
-                break;
-              }
+            {
+              Tensor out = model(input);  // through the hooks; its graph holds what forward saved
+              if (!whole_in_forward)
+                w << "forward " << call << " did not see the whole parameters. ";
+              if (!out.detach().equal(want))
+                w << "forward " << call << " gives " << out << ", not the unsharded " << want
+                  << ". ";
+              check_rows(call == 1 ? "after forward 1" : "after forward 2");
+              for (size_t i = 0; i < seen.size(); ++i)
+                if (seen[i].storage().has_bytes() &&
+                    !seen[i].storage().is_alias_of(params[i].detach().storage())) {
+                  w << "after forward " << call << " the gathered parameter " << i
+                    << " still has its bytes (the output's graph holds its storage: free them "
+                       "with drop_bytes). ";
+                  break;
+                }
+            }
+            // The output and its graph are gone: the rank holds its blocks again, no more.
+            const int64_t held = ledger.current(rank) - base - input_bytes;
+            if (held > shard_bytes)
+              w << "after forward " << call << " (its output dropped) the rank holds " << held
+                << " bytes, more than its padded blocks' " << shard_bytes
+                << ": a gathered buffer outlives the forward. ";
           }
           why[rank] = w.str();
         },
@@ -350,6 +368,8 @@ TEST(Lesson11ShardForward, TheGraderRejectsHooksThatKeepTheWhole) {
   EXPECT_EQ(set_data.find("not this rank's rows"), std::string::npos) << set_data;
   const std::string left = grade_shard_forward(wrong::shard_left_whole);
   EXPECT_NE(left.find("not this rank's rows"), std::string::npos) << left;
+  const std::string buffer = grade_shard_forward(wrong::shard_keeps_gather_buffer);
+  EXPECT_NE(buffer.find("a gathered buffer outlives the forward"), std::string::npos) << buffer;
   const std::string kept = grade_shard_forward(wrong::shard_kept_whole);
   EXPECT_NE(kept.find("not this rank's rows"), std::string::npos) << kept;
 }

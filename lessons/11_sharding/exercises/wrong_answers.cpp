@@ -193,6 +193,40 @@ void shard_left_whole(nn::Module& module, distributed::ProcessGroup& group) {
   shard_with(module, group, /*free_bytes=*/true, /*put_back=*/false, /*with_post_hook=*/true);
 }
 
+void shard_keeps_gather_buffer(nn::Module& module, distributed::ProcessGroup& group) {
+  // Gathers into one buffer kept for the module's life, hands forward a copy of it, and
+  // frees only the copy's bytes: every check on the parameters passes, yet the whole
+  // (padded) parameters stay in memory between forwards, which FSDP exists to avoid.
+  const int n = group.size(), r = group.rank();
+  auto pieces = std::make_shared<std::vector<Piece>>();
+  NoGradGuard no_grad;
+  for (const Tensor& p : module.parameters()) {
+    Piece s;
+    s.param = p;
+    s.d0 = p.size(0);
+    s.shard = right_cut(p.detach(), n, r);
+    s.real = std::clamp<int64_t>(s.d0 - r * s.shard.size(0), 0, s.shard.size(0));
+    p.set_data(s.shard.narrow(0, 0, s.real));
+    pieces->push_back(std::move(s));
+  }
+  module.register_forward_pre_hook([pieces, &group](nn::Module&, std::vector<Tensor>&) {
+    NoGradGuard no_grad;
+    for (Piece& s : *pieces) {
+      if (!s.padded.defined())
+        s.padded = empty(with_rows(s.shard, group.size() * s.shard.size(0)), s.shard.options());
+      group.allgather(s.padded, s.shard)->wait();
+      s.param.set_data(s.padded.narrow(0, 0, s.d0).clone());
+    }
+  });
+  module.register_forward_hook(
+      [pieces](nn::Module&, const std::vector<Tensor>&, std::vector<Tensor>&) {
+        for (Piece& s : *pieces) {
+          s.param.detach().storage().drop_bytes();  // the copy's bytes go...
+          s.param.set_data(s.shard.narrow(0, 0, s.real));
+        }  // ...and s.padded stays
+      });
+}
+
 void shard_kept_whole(nn::Module& module, distributed::ProcessGroup& group) {
   // Right values, no memory saved: every rank keeps the whole parameters.
   (void)module;

@@ -29,7 +29,8 @@ Tensor reduce_scatter_collective(distributed::ProcessGroup& group, const Tensor&
 void shard_never_freed(nn::Module& module, distributed::ProcessGroup& group);  // no hook after
 void shard_freed_by_set_data(nn::Module& module, distributed::ProcessGroup& group);  // bytes stay
 void shard_left_whole(nn::Module& module, distributed::ProcessGroup& group);         // not put back
-void shard_kept_whole(nn::Module& module, distributed::ProcessGroup& group);      // never sharded
+void shard_kept_whole(nn::Module& module, distributed::ProcessGroup& group);  // never sharded
+void shard_keeps_gather_buffer(nn::Module& module, distributed::ProcessGroup& group);  // whole kept
 void shard_by_fully_shard(nn::Module& module, distributed::ProcessGroup& group);  // banned symbol
 
 }  // namespace glass::lesson11::wrong
