@@ -67,13 +67,12 @@ void unary_kernel(TensorIterator& iter, UnaryOp op) {
         default: GLASS_INTERNAL_ASSERT(false, to_string(op), " reached the kernel with Bool");
       }
     } else if constexpr (std::is_integral_v<T>) {
+      namespace f = formulas;  // shared with generated kernels, as the floating ones below
       switch (op) {
-        case UnaryOp::Neg: return cpu_kernel<T, T>(iter, [](T x) { return static_cast<T>(-x); });
-        case UnaryOp::Abs:
-          return cpu_kernel<T, T>(iter, [](T x) { return x < 0 ? static_cast<T>(-x) : x; });
-        case UnaryOp::Relu: return cpu_kernel<T, T>(iter, [](T x) { return x < 0 ? T(0) : x; });
-        case UnaryOp::Sign:
-          return cpu_kernel<T, T>(iter, [](T x) { return static_cast<T>((0 < x) - (x < 0)); });
+        case UnaryOp::Neg: return cpu_kernel<T, T>(iter, [](T x) { return f::neg(x); });
+        case UnaryOp::Abs: return cpu_kernel<T, T>(iter, [](T x) { return f::abs(x); });
+        case UnaryOp::Relu: return cpu_kernel<T, T>(iter, [](T x) { return f::relu(x); });
+        case UnaryOp::Sign: return cpu_kernel<T, T>(iter, [](T x) { return f::sign(x); });
         default:
           GLASS_INTERNAL_ASSERT(false, to_string(op), " reached the kernel with an integer dtype");
       }

@@ -9,8 +9,9 @@
 //
 // Invariant: plain C++ with no include beyond the standard library and those two headers
 // (the generated source must compile on its own), and no glass type but these functions.
-// The unary formulas are for floating T (float, double); binary and clamp also serve the
-// integer kernels. Bool and the integer-only cases stay in cpu_pointwise.cpp.
+// Floating T (float, double) for every formula; integer T too for neg, abs, relu, sign,
+// the binary arithmetic and clamp, which is what the integer kernels use. Bool kernels and
+// integer pow (scalar_ops::int_pow) stay in cpu_pointwise.cpp.
 #pragma once
 
 #include <bit>
@@ -40,11 +41,14 @@ inline T select(bool c, T a, T b) {
 // ---- unary (UnaryOp's floating members, in its order) ----------------------------------
 template <class T>
 inline T neg(T x) {
-  return -x;
+  return static_cast<T>(-x);  // int32's -x is an int: back to T
 }
 template <class T>
 inline T abs(T x) {
-  return std::abs(x);
+  if constexpr (std::is_integral_v<T>)
+    return x < 0 ? static_cast<T>(-x) : x;
+  else
+    return std::abs(x);
 }
 template <class T>
 inline T exp(T x) {
