@@ -1,6 +1,6 @@
 // viewer/distributed_shard.h — memory per rank over one training step, DDP against FSDP, and
 // which rows of each parameter each FSDP rank owns: the viewer's shard panel
-// (app/shard_panel.cpp) and `glass-dot --shard` (issue 12).
+// (app/shard_panel.cpp) and `glass-dot --shard` (lesson 11).
 //
 // record_sharding trains the same small MLP (a Sequential of Linear and ReLU) with Adam on
 // world_size rank-threads (the threads backend) twice: once under DistributedDataParallel,

@@ -36,7 +36,7 @@ namespace glass::viz {
 //   1. a parameter leaf belongs to its module;
 //   2. a node whose inputs are all M's — every input has an edge, and each comes from a
 //      P(M) leaf or a rule-2 node of M — prepares M's parameters and belongs to M
-//      (TransposeBackward0 for weight.t());
+//      (TBackward0 for weight.t());
 //   3. a node that reads at least one of M's parameters or rule-2 nodes is where M's
 //      parameters meet the data, and belongs to M (a Linear's AddmmBackward0). Its
 //      consumers are not M's: they read data, not parameters;

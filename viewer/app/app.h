@@ -145,7 +145,7 @@ struct DistributedView {
 };
 
 // The shard panel's state (shard_panel.cpp): memory per rank over one training step under
-// DDP and under FSDP, and which rows of each parameter each FSDP rank owns (issue 12).
+// DDP and under FSDP, and which rows of each parameter each FSDP rank owns (lesson 11).
 // Recording takes a fraction of a second, so it happens when the panel is opened, when the
 // user asks, or when a setting that changes the run (ranks, prefetch) changes — never per
 // frame.

@@ -1,5 +1,5 @@
 // viewer/app/shard_panel.cpp — the Shard panel: memory per rank over one training step, DDP
-// against FSDP, and which rows of each parameter each FSDP rank owns (issue 12, lesson 11).
+// against FSDP, and which rows of each parameter each FSDP rank owns (lesson 11).
 //
 // Curves: one plot per rung, DDP above FSDP, on one bytes scale, so FSDP's line sits about
 // N times lower. x is the ledger's order of allocations and frees (all ranks of a rung in

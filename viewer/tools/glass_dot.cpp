@@ -75,7 +75,7 @@ const char* kUsage =
     "                  enqueue marks, pinned copies solid and pageable ones hatched\n"
     "  --width PX      the SVG's width in pixels (default 1200; 1000 for --shard)\n"
     "\n"
-    "sharding (issue 12): one training step of a small MLP with Adam on N rank-threads,\n"
+    "sharding (lesson 11): one training step of a small MLP with Adam on N rank-threads,\n"
     "under DDP and under FSDP, memory counted per rank (RankMemoryLedger)\n"
     "  --shard         print each rank's bytes at rest and at peak against the arithmetic\n"
     "                  (16Ψ, 16Ψ/N), FSDP's gather peaks, and which rows of each parameter\n"

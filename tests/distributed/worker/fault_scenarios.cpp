@@ -6,10 +6,9 @@
 // A failure reaches main.cpp as an exception, which prints e.what() on stderr and exits 1:
 // that line is what the tests read.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <string>
-
-#include <csignal>
 
 #include "autograd/variable.h"
 #include "core/error.h"
@@ -19,7 +18,6 @@
 #include "distributed/env.h"
 #include "distributed/fsdp.h"
 #include "distributed/tcp_store.h"
-#include "nn/functional/loss.h"
 #include "nn/modules/container.h"
 #include "nn/modules/linear.h"
 #include "nn/optim/sgd.h"
