@@ -133,8 +133,16 @@ class CpuCachingAllocator final : public Allocator {
     if (!kept) {
       std::free(ptr);
     } else if (publish) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      free_[size].push_back(ptr);
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (caching_) {
+        free_[size].push_back(ptr);
+      } else {
+        // Caching was turned off while the event was out (set_caching emptied the lists
+        // then): this block goes back to the OS instead of into a list nobody empties.
+        stats_.cached_bytes -= static_cast<int64_t>(size);
+        lock.unlock();
+        std::free(ptr);
+      }
     }
   }
 
