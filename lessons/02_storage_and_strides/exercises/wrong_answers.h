@@ -19,5 +19,6 @@ int64_t storage_address_by_library(IntArrayRef sizes, IntArrayRef strides, int64
 Tensor make_contiguous_by_copy(const Tensor& t);        // empty(...).copy_(t)
 Tensor make_contiguous_by_contiguous(const Tensor& t);  // t.contiguous(), in a helper
 Tensor make_contiguous_by_clone(const Tensor& t);       // t.clone(), in a lambda
+Tensor make_contiguous_by_op(const Tensor& t);          // the dispatcher's ops::clone
 
 }  // namespace glass::lesson02::wrong

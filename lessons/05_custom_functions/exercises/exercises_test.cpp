@@ -255,7 +255,8 @@ const std::vector<std::string> kBans = {"glass::Tensor::logsumexp(",
                                         "glass::log_softmax(",
                                         "glass::nn::functional::softmax(",
                                         "glass::nn::functional::log_softmax(",
-                                        "glass::nn::functional::logsumexp("};
+                                        "glass::nn::functional::logsumexp(",
+                                        "glass::ops::softmax"};
 
 // "" or "exercise N must not call X. " for each banned call that a forward or backward of the
 // three Functions named (lse, exp, huber) makes in `object`, with its helpers and lambdas.
