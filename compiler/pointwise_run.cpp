@@ -11,6 +11,7 @@
 #include "compiler/kernel_cache.h"
 #include "compiler/pointwise.h"
 #include "compiler/pointwise_detail.h"
+#include "core/cpu/fold_slices.h"
 #include "core/error.h"
 #include "core/grad_mode.h"
 #include "core/ops/factories.h"
@@ -66,34 +67,29 @@ double reduction_identity(ReduceOp op) {
   return 0;
 }
 
-// Folds per-thread partial results in the order of their slices, so that a given thread
-// count always gives the same bits (as eager's full reductions do). A: the accumulator.
+// combine(a, b) of the generated fold, for the partials (NaN wins max and min, as eager's).
+template <class A>
+A combine_partials(ReduceOp op, A a, A b) {
+  switch (op) {
+    case ReduceOp::Sum: return a + b;
+    case ReduceOp::Prod: return a * b;
+    case ReduceOp::Max: return (a != a || a > b) ? a : b;
+    case ReduceOp::Min: return (a != a || a < b) ? a : b;
+  }
+  return a;
+}
+
+// A large full reduction: the generated fold per slice, the partials in slice order
+// (core/cpu/fold_slices.h, as eager's reduce kernel), so a thread count gives one result.
 template <class A>
 void fold_in_parallel(const TensorIterator& iter, ReduceOp op,
                       void (*fold)(char**, const int64_t*, int64_t, void*)) {
-  const auto combine = [op](A a, A b) -> A {
-    switch (op) {
-      case ReduceOp::Sum: return a + b;
-      case ReduceOp::Prod: return a * b;
-      case ReduceOp::Max: return (a != a || a > b) ? a : b;
-      case ReduceOp::Min: return (a != a || a < b) ? a : b;
-    }
-    return a;
-  };
-  std::mutex m;
-  std::vector<std::pair<int64_t, A>> partials;
-  parallel_for(0, iter.numel(), 65536, [&](int64_t b, int64_t e) {
-    A local = static_cast<A>(reduction_identity(op));
-    iter.serial_for_each(
-        [&](char** data, const int64_t* strides, int64_t n) { fold(data, strides, n, &local); }, b,
-        e);
-    std::lock_guard<std::mutex> lock(m);
-    partials.emplace_back(b, local);
-  });
-  std::sort(partials.begin(), partials.end(),
-            [](const auto& x, const auto& y) { return x.first < y.first; });
-  A total = static_cast<A>(reduction_identity(op));
-  for (const auto& [begin, partial] : partials) total = combine(total, partial);
+  const A total = cpu::fold_slices_in_order<A>(
+      iter, static_cast<A>(reduction_identity(op)), 65536,
+      [fold](char** data, const int64_t* strides, int64_t n, A& acc) {
+        fold(data, strides, n, &acc);
+      },
+      [op](A a, A b) { return combine_partials(op, a, b); });
   if (iter.dtype(0) == kFloat)
     *reinterpret_cast<float*>(iter.data_ptr(0)) = static_cast<float>(total);
   else

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/cpu/cpu_kernels.h"
+#include "core/cpu/fold_slices.h"
 #include "core/cpu/vec_math.h"
 #include "core/parallel.h"
 
@@ -104,29 +105,20 @@ void reduce_impl(TensorIterator& iter) {
       *o = static_cast<T>(combine<Op, A>(static_cast<A>(*o), static_cast<A>(*x)));
     }
   };
-  // A full reduction of a large input: each thread folds its own slice, then the
-  // partial results are combined (outputs may not be shared between threads) in the
-  // order of their slices, so that a given thread count always gives the same bits.
+  // A full reduction of a large input: per-thread slices, combined in order (fold_slices.h).
   bool full = iter.is_scalar(0);
   if (full && iter.numel() >= 65536 && get_num_threads() > 1 && !in_parallel_region()) {
     T* out = reinterpret_cast<T*>(iter.data_ptr(0));
-    A total = static_cast<A>(*out);
-    std::mutex m;
-    std::vector<std::pair<int64_t, A>> partials;  // (slice begin, its fold)
-    parallel_for(0, iter.numel(), 65536, [&](int64_t b, int64_t e) {
-      A local = Op == ReduceOp::Sum ? A(0) : Op == ReduceOp::Prod ? A(1) : static_cast<A>(*out);
-      iter.serial_for_each(
-          [&](char** data, const int64_t* strides, int64_t n) {
-            local = fold_run<Op, T, A>(data[1], strides[1], n, local);
-          },
-          b, e);
-      std::lock_guard<std::mutex> lock(m);
-      partials.emplace_back(b, local);
-    });
-    std::sort(partials.begin(), partials.end(),
-              [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (const auto& [begin, partial] : partials) total = combine<Op, A>(total, partial);
-    *out = static_cast<T>(total);
+    // Sum and Prod slices start from their identity; Max and Min from the output, which
+    // holds theirs (an empty slice must not win).
+    const A start = Op == ReduceOp::Sum ? A(0) : Op == ReduceOp::Prod ? A(1) : static_cast<A>(*out);
+    const A total = fold_slices_in_order<A>(
+        iter, start, 65536,
+        [](char** data, const int64_t* strides, int64_t n, A& acc) {
+          acc = fold_run<Op, T, A>(data[1], strides[1], n, acc);
+        },
+        [](A a, A b) { return combine<Op, A>(a, b); });
+    *out = static_cast<T>(combine<Op, A>(static_cast<A>(*out), total));
     return;
   }
   iter.for_each(loop);
