@@ -10,7 +10,10 @@
 // mode: glass::autograd::forward_ad::DualLevel, make_dual and unpack_dual. Not gradcheck
 // or gradgradcheck, and no finite differences: the tests compare you with Jacobians and
 // Hessians derived by hand, and count how many times you evaluate f. Exercise 2 is forward
-// mode only: no autograd::grad or backward. The tests read your compiled file and fail with
+// mode only: no autograd::grad or backward. Exercise 4 *is* the engine: it walks the graph
+// with the Node API (autograd/node.h: next_edges(), Edge, apply(), num_inputs(),
+// sequence_nr(); autograd/variable.h: gradient_edge(), AccumulateGrad) and NoGradGuard, and
+// may call no autograd::grad or backward. The tests read your compiled file and fail with
 // "exercise N must not call X" when you call a banned function.
 #pragma once
 
@@ -19,6 +22,8 @@
 #include <functional>
 
 namespace glass::lesson04 {
+
+using autograd::tensor_list;
 
 // A differentiable function of one 1-D tensor, written with glass's ops, e.g.
 //   [](const Tensor& x) { return x.tanh() * 2; }
@@ -51,5 +56,26 @@ Tensor jvp(const TensorFn& f, const Tensor& x, const Tensor& v);
 // constant with no graph at all, and H v is zero: return zeros then. Leave x alone, as in
 // exercise 1.
 Tensor hessian_vector_product(const TensorFn& f, const Tensor& x, const Tensor& v);
+
+// Exercise 4 — the backward engine, written from next_edges (section 2's two phases).
+// root is a one-element floating-point tensor with a grad_fn, computed from `inputs`, each
+// of which requires grad: a leaf or an intermediate result (even root itself). Returns one
+// tensor per input, d root / d input, of the input's shape and dtype, requiring no grad;
+// for an input that root does not depend on, zeros_like(input) (autograd::grad with
+// allow_unused=true would give an undefined tensor there).
+//   - Start at gradient_edge(root), with the gradient ones_like(root) in slot input_nr of
+//     that node's input buffer (a buffer has num_inputs() slots; undefined means zero).
+//   - Phase 1: count, for every node reachable through next_edges(), the valid edges that
+//     point into it. Phase 2: run a node (node->apply(buffer), under a NoGradGuard) only
+//     once that count has reached zero, i.e. every gradient it will get has arrived; add
+//     what it returns for edge i into slot next_edges()[i].input_nr of that edge's node
+//     (summed with what is already there: that is where paths meet), and count down.
+//   - Input k's gradient is what has arrived, once complete, in slot input_nr of the node
+//     gradient_edge(inputs[k]) names: the grad_fn of an intermediate, the AccumulateGrad of
+//     a leaf. Never apply an AccumulateGrad (it would write the leaf's .grad()), and leave
+//     the graph as you found it (no release_variables()): the tests run autograd::grad on
+//     it afterwards. The graphs have no hooks.
+// Not autograd::grad, autograd::backward or Tensor::backward: they would answer it.
+tensor_list engine_grad(const Tensor& root, const tensor_list& inputs);
 
 }  // namespace glass::lesson04

@@ -6,6 +6,7 @@
 // for H v. Built against solution.cpp or student.cpp (GLASS_EXERCISES).
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 #include <string>
 #include <utility>
@@ -304,9 +305,200 @@ TEST(Exercise3HessianVectorProduct, OneForwardPassAPlainResultAndXLeftAlone) {
   EXPECT_FALSE(param.grad().defined()) << "use autograd::grad: backward() writes param.grad()";
 }
 
+// ---- exercise 4 ------------------------------------------------------------------------
+
+using Engine = std::function<tensor_list(const Tensor&, const tensor_list&)>;
+
+// A graph to differentiate: a scalar root and the inputs wanted.
+struct Graph {
+  std::string name;
+  Tensor root;
+  tensor_list inputs;
+};
+
+// The reference: autograd::grad, with zeros for the inputs the root does not reach.
+tensor_list reference_grads(const Graph& g) {
+  tensor_list want = autograd::grad({g.root}, g.inputs, {}, /*retain_graph=*/true,
+                                    /*create_graph=*/false, /*allow_unused=*/true);
+  for (size_t k = 0; k < want.size(); ++k)
+    if (!want[k].defined()) want[k] = zeros_like(g.inputs[k]);
+  return want;
+}
+
+// "" or what is wrong with `engine`'s gradients on g. (An exception is not caught: a stub's
+// "not implemented yet" reaches the test's output as it is.)
+std::string check_engine(const Engine& engine, const Graph& g) {
+  const tensor_list want = reference_grads(g);
+  const tensor_list got = engine(g.root, g.inputs);
+  if (got.size() != want.size())
+    return g.name + ": " + std::to_string(got.size()) + " gradients for " +
+           std::to_string(want.size()) + " inputs";
+  for (size_t k = 0; k < got.size(); ++k) {
+    const std::string which = g.name + ", input " + std::to_string(k) + ": ";
+    if (!got[k].defined())
+      return which + "undefined; an input the root does not reach gets zeros_like(input)";
+    if (got[k].requires_grad())
+      return which + "the gradient requires grad; apply the nodes under a NoGradGuard";
+    if (got[k].dtype() != want[k].dtype())
+      return which + "dtype " + std::string(glass::to_string(got[k].dtype())) + ", expected " +
+             glass::to_string(want[k].dtype());
+    ::testing::AssertionResult close = near(got[k], want[k]);
+    if (!close) return which + close.message();
+  }
+  return "";
+}
+
+// "" or the first graph on which `engine` disagrees with autograd::grad.
+std::string grade_engine(const Engine& engine, const std::vector<Graph>& graphs) {
+  for (const Graph& g : graphs)
+    if (std::string why = check_engine(engine, g); !why.empty()) return why;
+  return "";
+}
+
+// A function with two outputs, so that its node has two input slots (num_inputs() == 2):
+// (2 x, x^2), and backward 2 g0 + 2 x g1.
+struct TwiceAndSquare : autograd::Function<TwiceAndSquare> {
+  static tensor_list forward(autograd::AutogradContext* ctx, Tensor x) {
+    ctx->save_for_backward({x});
+    return {x * 2, x * x};
+  }
+  static tensor_list backward(autograd::AutogradContext* ctx, tensor_list grad) {
+    Tensor x = ctx->get_saved_variables()[0];
+    return {grad[0] * 2 + grad[1] * x * 2};
+  }
+};
+
+// Graphs built to break one rule each (named), every one in float64.
+std::vector<Graph> hand_graphs() {
+  Tensor x = doubles({1, 2, -1}).requires_grad_(), w = doubles({0.5, -0.25, 1}).requires_grad_(),
+         b = doubles({0.5}).requires_grad_();
+  Tensor v = random_vector(4, 60).requires_grad_(), z = random_vector(4, 61).requires_grad_();
+  Tensor vy = v.tanh(), ve = v.exp();
+  Tensor h = v * z, unused = (v * 2).sin();
+  Tensor L = h.sum();
+  tensor_list two = TwiceAndSquare::apply(v);
+  return {
+      // Section 1's function: a chain, then a fork into x, w and b.
+      {"sum(tanh(x * w + b))", (x * w + b).tanh().sum(), {x, w, b}},
+      // One op reads v twice: two edges into one AccumulateGrad, 2 v in all.
+      {"sum(v * v)", (v * v).sum(), {v}},
+      // A diamond of equal arms: both reach exp(v)'s node.
+      {"sum(sin(e) + cos(e)), e = exp(v)", (ve.sin() + ve.cos()).sum(), {v, ve}},
+      // Arms of length 1 and 3 meet at tanh(v): its node must wait for the long one.
+      {"sum(t + exp(sin(t))), t = tanh(v)", (vy + vy.sin().exp()).sum(), {v, vy}},
+      // Three arms of different lengths meet at v itself, one through a broadcast sum.
+      {"sum(v * sum(v) + tanh(tanh(v)))", (v * v.sum() + v.tanh().tanh()).sum(), {v}},
+      // Inputs the root does not reach: an unused branch (a non-leaf) and an unread leaf.
+      {"sum(v * z), with sin(2 v) unused", L, {v, z, unused, b}},
+      // The root itself (d L / d L = 1) and an intermediate (d L / d h = ones).
+      {"the root and an intermediate as inputs", L, {L, h, z}},
+      // A node with two outputs: the root reads only output 1, so slot 0 stays undefined.
+      {"sum(square(v)) through a two-output node", two[1].sum(), {v, two[1]}},
+      // Both outputs; input two[1] is output 1 of its node (gradient_edge's input_nr).
+      {"sum(twice(v) * square(v))", (two[0] * two[1]).sum(), {v, two[0], two[1]}},
+  };
+}
+
+// A random graph: a few leaves of 4 elements and one constant, then ops on random earlier
+// tensors (a tensor may be read twice, or by one op as both operands: diamonds and shared
+// inputs), a root summing some of them (the rest are unused branches), and as inputs every
+// leaf and a few intermediates.
+Graph random_graph(unsigned seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&rng](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  std::vector<Tensor> pool;
+  const size_t leaves = 2 + pick(3);
+  tensor_list inputs;
+  for (size_t i = 0; i < leaves; ++i) {
+    pool.push_back(random_vector(4, seed * 100 + static_cast<unsigned>(i)).requires_grad_());
+    inputs.push_back(pool.back());
+  }
+  pool.push_back(random_vector(4, seed * 100 + 99));  // a constant: needs no gradient
+  const size_t ops = 4 + pick(9);
+  for (size_t j = 0; j < ops; ++j) {
+    const Tensor &a = pool[pick(pool.size())], &c = pool[pick(pool.size())];
+    switch (pick(7)) {
+      case 0: pool.push_back(a + c); break;
+      case 1: pool.push_back(a * c); break;
+      case 2: pool.push_back(a - c * 0.5); break;
+      case 3: pool.push_back(a.tanh()); break;
+      case 4: pool.push_back(a.sin()); break;
+      case 5: pool.push_back((a * 0.5).exp()); break;
+      default: pool.push_back(a * c.sum().tanh()); break;  // a broadcast scalar
+    }
+  }
+  Tensor root;
+  for (size_t j = leaves + 1; j < pool.size(); ++j) {
+    if (!pool[j].requires_grad() || (j + 1 < pool.size() && pick(3) == 0)) continue;
+    Tensor term = pool[j].sum() * (1.0 + static_cast<double>(pick(3)));
+    root = root.defined() ? root + term : term;
+    if (inputs.size() < leaves + 3 && pick(2) == 0) inputs.push_back(pool[j]);
+  }
+  if (!root.defined()) root = (pool[0] * pool[0]).sum();
+  for (size_t j = leaves + 1; j < pool.size(); ++j)  // some may not reach the root
+    if (pool[j].requires_grad() && pick(4) == 0) inputs.push_back(pool[j]);
+  return {"random graph " + std::to_string(seed), root, inputs};
+}
+
+std::vector<Graph> random_graphs() {
+  std::vector<Graph> graphs;
+  for (unsigned seed = 1; seed <= 60; ++seed) graphs.push_back(random_graph(seed));
+  return graphs;
+}
+
+TEST(Exercise4EngineGrad, TheReadmeGraphByHand) {
+  Tensor x = doubles({1, 2, -1}).requires_grad_(), w = doubles({0.5, -0.25, 1}).requires_grad_(),
+         b = doubles({0.5}).requires_grad_();
+  Tensor L = (x * w + b).tanh().sum();
+  tensor_list g = engine_grad(L, {x, w, b});
+  ASSERT_EQ(g.size(), 3u);
+  Tensor y = (x * w + b).tanh().detach(), dz = 1 - y * y;  // section 1's hand formulas
+  EXPECT_TRUE(near(g[0], dz * w.detach())) << "dL/dx = (1 - y^2) * w";
+  EXPECT_TRUE(near(g[1], dz * x.detach())) << "dL/dw = (1 - y^2) * x";
+  EXPECT_TRUE(near(g[2], dz.sum().view({1}))) << "dL/db = sum(1 - y^2), b's shape [1]";
+}
+
+TEST(Exercise4EngineGrad, SumsAndWaitsWherePathsMeet) {
+  for (const Graph& g : hand_graphs()) EXPECT_EQ(check_engine(engine_grad, g), "") << g.name;
+}
+
+TEST(Exercise4EngineGrad, MatchesAutogradGradOnRandomGraphs) {
+  for (const Graph& g : random_graphs()) EXPECT_EQ(check_engine(engine_grad, g), "") << g.name;
+}
+
+TEST(Exercise4EngineGrad, LeavesTheLeavesGradsAndTheGraphAlone) {
+  Tensor x = random_vector(3, 70).requires_grad_(), w = random_vector(3, 71).requires_grad_();
+  Tensor L = ((x * w).tanh() * x).sum();
+  tensor_list g = engine_grad(L, {x, w});
+  EXPECT_FALSE(x.grad().defined() || w.grad().defined())
+      << "an AccumulateGrad was applied: take the gradient arriving at the leaf's edge instead";
+  // The graph is intact: a backward pass that needs every saved tensor still runs on it.
+  tensor_list want;
+  ASSERT_NO_THROW(want = autograd::grad({L}, {x, w}))
+      << "the graph's saved tensors were released: do not call release_variables()";
+  EXPECT_TRUE(near(g[0], want[0]));
+  EXPECT_TRUE(near(g[1], want[1]));
+}
+
+TEST(Exercise4EngineGrad, TheGraderRejectsAnEngineWithoutDependencyCounts) {
+  std::string why = grade_engine(wrong::engine_grad_without_dependency_counts, hand_graphs());
+  EXPECT_TRUE(why.starts_with("sum(t + exp(sin(t))), t = tanh(v), input 0: off by")) << why;
+  // It is right on a chain, where every node has one incoming edge.
+  EXPECT_EQ(grade_engine(wrong::engine_grad_without_dependency_counts, {hand_graphs()[0]}), "");
+  EXPECT_NE(grade_engine(wrong::engine_grad_without_dependency_counts, random_graphs()), "");
+}
+
+TEST(Exercise4EngineGrad, TheGraderRejectsAnEngineThatOverwrites) {
+  std::string why = grade_engine(wrong::engine_grad_overwriting, hand_graphs());
+  EXPECT_TRUE(why.starts_with("sum(v * v), input 0: off by")) << why;
+  EXPECT_EQ(grade_engine(wrong::engine_grad_overwriting, {hand_graphs()[0]}), "");
+  EXPECT_NE(grade_engine(wrong::engine_grad_overwriting, random_graphs()), "");
+}
+
 // ---- the bans: what the compiled answers call ---------------------------------------------
 
-// No exercise may call gradcheck (finite differences); exercise 2, forward mode, no backward.
+// No exercise may call gradcheck (finite differences); exercise 2 (forward mode) and exercise
+// 4 (the engine itself) no backward pass either.
 const std::vector<std::string> kBans = {"glass::autograd::gradcheck(",
                                         "glass::autograd::gradgradcheck("};
 std::vector<std::string> bans2() {
@@ -323,7 +515,8 @@ std::string banned_calls(const std::string& object, const std::string& ns) {
   using lessons::exercise_calls_banned;
   return exercise_calls_banned(object, 1, ns + "jacobian_by_vjp(", kBans) +
          exercise_calls_banned(object, 2, ns + "jvp(", bans2()) +
-         exercise_calls_banned(object, 3, ns + "hessian_vector_product(", kBans);
+         exercise_calls_banned(object, 3, ns + "hessian_vector_product(", kBans) +
+         exercise_calls_banned(object, 4, ns + "engine_grad(", bans2());
 }
 
 TEST(Lesson04Bans, TheAnswersCallNoBannedFunction) {
@@ -344,6 +537,13 @@ TEST(Lesson04Bans, TheSymbolCheckCatchesEachBannedCall) {
   const std::string hvp =
       exercise_calls_banned(object, 3, wrong + "hessian_vector_product_checked(", kBans);
   EXPECT_TRUE(hvp.starts_with("exercise 3 must not call glass::autograd::gradgradcheck(")) << hvp;
+  const std::string engine =
+      exercise_calls_banned(object, 4, wrong + "engine_grad_by_library(", bans2());
+  EXPECT_TRUE(engine.starts_with("exercise 4 must not call glass::autograd::grad(")) << engine;
+  // The buggy engines ask the library nothing: only their numbers give them away.
+  for (const char* engine_fn :
+       {"engine_grad_without_dependency_counts(", "engine_grad_overwriting("})
+    EXPECT_EQ(exercise_calls_banned(object, 4, wrong + engine_fn, bans2()), "") << engine_fn;
   // The double-VJP answer is right (the README's J v, as in TheReadmeColumnsAndACombination):
   // only the symbol check tells it from forward mode.
   EXPECT_TRUE(near(wrong::jvp_by_double_vjp(readme_f, doubles({1, 2, 3}), doubles({1, -1, 2})),

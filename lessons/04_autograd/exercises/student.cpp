@@ -23,4 +23,9 @@ Tensor hessian_vector_product([[maybe_unused]] const TensorFn& f, [[maybe_unused
   throw glass::Error("exercise 3: not implemented yet — see README");
 }
 
+tensor_list engine_grad([[maybe_unused]] const Tensor& root,
+                        [[maybe_unused]] const tensor_list& inputs) {
+  throw glass::Error("exercise 4: not implemented yet — see README");
+}
+
 }  // namespace glass::lesson04
