@@ -142,10 +142,10 @@ struct Piece {
   int64_t d0 = 0, real = 0;
 };
 
-// Shards like the reference; `free_bytes`, `put_back` and `with_post_hook` each switch off
-// one part of the contract.
-void shard_with(nn::Module& module, distributed::ProcessGroup& group, bool free_bytes,
-                bool put_back, bool with_post_hook) {
+// Cuts every parameter of `module` into this rank's padded block, as the reference does,
+// and points the parameter at its real rows.
+std::shared_ptr<std::vector<Piece>> shard_pieces(nn::Module& module,
+                                                 distributed::ProcessGroup& group) {
   const int n = group.size(), r = group.rank();
   auto pieces = std::make_shared<std::vector<Piece>>();
   NoGradGuard no_grad;
@@ -158,6 +158,14 @@ void shard_with(nn::Module& module, distributed::ProcessGroup& group, bool free_
     p.set_data(s.shard.narrow(0, 0, s.real));
     pieces->push_back(std::move(s));
   }
+  return pieces;
+}
+
+// Shards like the reference; `free_bytes`, `put_back` and `with_post_hook` each switch off
+// one part of the contract.
+void shard_with(nn::Module& module, distributed::ProcessGroup& group, bool free_bytes,
+                bool put_back, bool with_post_hook) {
+  auto pieces = shard_pieces(module, group);
   module.register_forward_pre_hook([pieces, &group](nn::Module&, std::vector<Tensor>&) {
     NoGradGuard no_grad;
     for (Piece& s : *pieces) {
@@ -197,18 +205,7 @@ void shard_keeps_gather_buffer(nn::Module& module, distributed::ProcessGroup& gr
   // Gathers into one buffer kept for the module's life, hands forward a copy of it, and
   // frees only the copy's bytes: every check on the parameters passes, yet the whole
   // (padded) parameters stay in memory between forwards, which FSDP exists to avoid.
-  const int n = group.size(), r = group.rank();
-  auto pieces = std::make_shared<std::vector<Piece>>();
-  NoGradGuard no_grad;
-  for (const Tensor& p : module.parameters()) {
-    Piece s;
-    s.param = p;
-    s.d0 = p.size(0);
-    s.shard = right_cut(p.detach(), n, r);
-    s.real = std::clamp<int64_t>(s.d0 - r * s.shard.size(0), 0, s.shard.size(0));
-    p.set_data(s.shard.narrow(0, 0, s.real));
-    pieces->push_back(std::move(s));
-  }
+  auto pieces = shard_pieces(module, group);
   module.register_forward_pre_hook([pieces, &group](nn::Module&, std::vector<Tensor>&) {
     NoGradGuard no_grad;
     for (Piece& s : *pieces) {
