@@ -1,10 +1,12 @@
 // lessons/02_storage_and_strides/exercises/exercises_test.cpp — grades lesson 02's
 // exercises against the library itself: your address must equal glass::storage_index,
 // your slice must equal Tensor::slice and allocate nothing, your copy must hold the same
-// bytes as contiguous(). Built against solution.cpp or student.cpp (GLASS_EXERCISES).
+// bytes as contiguous(), your stride search must succeed and fail where view() does, with
+// view()'s strides. Built against solution.cpp or student.cpp (GLASS_EXERCISES).
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -216,7 +218,214 @@ TEST(Exercise3MakeContiguous, CopiesEvenAContiguousTensor) {
   EXPECT_EQ(x.select(0, 1).select(0, 2).item<int64_t>(), 5) << "writing the copy changed x";
 }
 
+// ---- exercise 4 ------------------------------------------------------------------------
+
+// What the library says: t.view(shape)'s strides, or nullopt when view() refuses.
+std::optional<Shape> library_view(const Tensor& t, IntArrayRef shape) {
+  try {
+    return t.view(shape).strides().vec();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+struct ViewCase {
+  std::string name;  // how the layout was made
+  Tensor t;
+  Shape shape;
+};
+
+std::string describe(const std::optional<Shape>& strides) {
+  std::ostringstream os;
+  if (strides) {
+    os << "strides " << IntArrayRef(*strides);
+  } else {
+    os << "no view";
+  }
+  return os.str();
+}
+
+using FindViewStridesFn = std::optional<Shape> (*)(IntArrayRef, IntArrayRef, IntArrayRef);
+
+// "" or the first case where `fn` and view() disagree: on whether there is a view, or on
+// the stride of a dim of size > 1 (no stride matters when t has no elements).
+std::string grade_view_strides(FindViewStridesFn fn, const std::vector<ViewCase>& cases) {
+  for (const ViewCase& c : cases) {
+    const std::optional<Shape> want = library_view(c.t, c.shape);
+    const std::optional<Shape> got = fn(c.t.sizes(), c.t.strides(), c.shape);
+    bool same = want.has_value() == got.has_value();
+    if (same && got && c.t.numel() > 0) {
+      same = got->size() == c.shape.size();
+      for (size_t d = 0; same && d < c.shape.size(); ++d)
+        same = c.shape[d] == 1 || (*got)[d] == (*want)[d];
+    }
+    if (!same) {
+      std::ostringstream os;
+      os << c.name << ": sizes " << c.t.sizes() << " strides " << c.t.strides() << " viewed as "
+         << IntArrayRef(c.shape) << ": you say " << describe(got) << ", view() says "
+         << describe(want);
+      return os.str();
+    }
+  }
+  return "";
+}
+
+// Random layouts, each made the way a program makes one (transposes, sliced steps,
+// expanded and unsqueezed dims, a size-1 dim with an odd stride), each asked for shapes
+// that merge its dims, split them, or factor its element count at random.
+std::vector<ViewCase> random_view_cases() {
+  std::mt19937 rng(4);  // fixed seed: the same cases on every run
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  std::vector<ViewCase> cases;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<int64_t> sizes;
+    for (int64_t d = pick(1, 4); d > 0; --d) sizes.push_back(pick(1, 4));
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    Tensor t = arange(n).view(sizes);
+    std::string name = "arange(" + std::to_string(n) + ").view(...)";
+    for (int64_t op = pick(1, 4); op > 0; --op) {
+      const int64_t d = pick(0, t.dim() - 1), e = pick(0, t.dim() - 1);
+      switch (pick(0, 4)) {
+        case 0:
+          t = t.transpose(d, e);
+          name += ".transpose(" + std::to_string(d) + ", " + std::to_string(e) + ")";
+          break;
+        case 1: {
+          const int64_t start = pick(0, t.size(d) / 2), step = pick(1, 3);
+          t = t.slice(d, start, t.size(d), step);
+          name += ".slice(" + std::to_string(d) + ", " + std::to_string(start) + ", end, " +
+                  std::to_string(step) + ")";
+          break;
+        }
+        case 2:
+          if (t.dim() < 5) {
+            t = t.unsqueeze(d);
+            name += ".unsqueeze(" + std::to_string(d) + ")";
+          }
+          break;
+        case 3:
+          if (t.size(d) == 1) {
+            std::vector<int64_t> to = t.sizes().vec();
+            to[d] = pick(2, 3);
+            t = t.expand(to);
+            name += ".expand(...)";
+          }
+          break;
+        case 4:
+          if (t.size(d) == 1) {
+            std::vector<int64_t> strides = t.strides().vec();
+            strides[d] = pick(0, 50);  // never read: any stride gives the same addresses
+            t = t.as_strided(t.sizes(), strides, t.storage_offset());
+            name += ".as_strided(stride " + std::to_string(strides[d]) + " on size-1 dim)";
+          }
+          break;
+      }
+    }
+    const std::vector<int64_t> now = t.sizes().vec();
+    // Merge two neighbouring dims, split one in two, and two shapes factored at random.
+    std::vector<Shape> shapes;
+    if (now.size() >= 2) {
+      const size_t d = static_cast<size_t>(pick(0, static_cast<int64_t>(now.size()) - 2));
+      Shape merged(now.begin(), now.begin() + d);
+      merged.push_back(now[d] * now[d + 1]);
+      merged.insert(merged.end(), now.begin() + d + 2, now.end());
+      shapes.push_back(merged);
+    }
+    for (size_t d = 0; d < now.size(); ++d)
+      for (int64_t f = 2; f < now[d]; ++f)
+        if (now[d] % f == 0) {
+          Shape split(now.begin(), now.begin() + d);
+          split.push_back(f);
+          split.push_back(now[d] / f);
+          split.insert(split.end(), now.begin() + d + 1, now.end());
+          shapes.push_back(split);
+          break;
+        }
+    for (int k = 0; k < 2; ++k) {
+      Shape factored(static_cast<size_t>(pick(1, 4)), 1);
+      int64_t rest = t.numel();
+      if (rest == 0) factored[0] = 0;
+      for (int64_t f = 2; rest > 1;) {
+        if (rest % f != 0) {
+          ++f;
+          continue;
+        }
+        factored[static_cast<size_t>(pick(0, static_cast<int64_t>(factored.size()) - 1))] *= f;
+        rest /= f;
+      }
+      shapes.push_back(factored);
+    }
+    shapes.push_back(now);
+    for (const Shape& shape : shapes) cases.push_back({name, t, shape});
+  }
+  return cases;
+}
+
+TEST(Exercise4FindViewStrides, WorkedExamplesFromTheReadme) {
+  EXPECT_EQ(find_view_strides({3, 4}, {4, 1}, {12}), Shape({1}));             // x.view({12})
+  EXPECT_EQ(find_view_strides({3, 4}, {4, 1}, {2, 6}), Shape({6, 1}));        // x.reshape({2, 6})
+  EXPECT_EQ(find_view_strides({4, 3}, {1, 4}, {12}), std::nullopt);           // x.t() flattened
+  EXPECT_EQ(find_view_strides({2, 4}, {8, 1}, {2, 2, 2}), Shape({8, 2, 1}));  // rows, split
+  EXPECT_EQ(find_view_strides({2, 4}, {8, 1}, {8}), std::nullopt);  // rows, merged over the gap
+  EXPECT_EQ(find_view_strides({3, 4}, {0, 1}, {3, 2, 2}), Shape({0, 2, 1}));  // expanded rows
+  EXPECT_EQ(find_view_strides({3, 4}, {0, 1}, {12}), std::nullopt);
+  const std::optional<Shape> t_col = find_view_strides({4, 3}, {1, 4}, {4, 3, 1});
+  ASSERT_TRUE(t_col.has_value()) << "x.t().view({4, 3, 1}) only adds a dim of size 1";
+  EXPECT_EQ((*t_col)[0], 1);
+  EXPECT_EQ((*t_col)[1], 4);
+}
+
+TEST(Exercise4FindViewStrides, AgreesWithViewOnRandomLayouts) {
+  const std::vector<ViewCase> cases = random_view_cases();
+  int views = 0;
+  for (const ViewCase& c : cases) views += library_view(c.t, c.shape).has_value();
+  // Both answers are common, or the grader would prove little.
+  ASSERT_GT(views, 300) << views << " of " << cases.size();
+  ASSERT_GT(static_cast<int>(cases.size()) - views, 100) << views << " of " << cases.size();
+  EXPECT_EQ(grade_view_strides(find_view_strides, cases), "");
+}
+
+TEST(Exercise4FindViewStrides, ZeroDimAndEmptyTensors) {
+  const std::vector<ViewCase> cases = {
+      {"0-dim", arange(5).select(0, 3), {1, 1}},
+      {"0-dim", arange(5).select(0, 3), {}},
+      {"a [1] of stride 5", arange(5).as_strided({1}, {5}, 2), {1, 1, 1}},
+      {"empty", arange(12).view({3, 4}).slice(0, 1, 1), {0}},
+      {"empty, transposed", arange(12).view({3, 4}).slice(0, 1, 1).t(), {2, 0, 2}},
+      {"empty, same shape", arange(12).view({3, 4}).slice(1, 2, 2), {3, 0}},
+  };
+  EXPECT_EQ(grade_view_strides(find_view_strides, cases), "");
+}
+
+TEST(Exercise4FindViewStrides, RejectsShapesThatDoNotFit) {
+  ASSERT_NO_THROW(find_view_strides({3, 4}, {4, 1}, {4, 3}));      // so that always throwing fails
+  EXPECT_THROW(find_view_strides({3, 4}, {4, 1}, {5, 3}), Error);  // 15 elements, not 12
+  EXPECT_THROW(find_view_strides({3, 4}, {4, 1}, {-1, 12}), Error);  // no -1 in this contract
+  EXPECT_THROW(find_view_strides({3, 4}, {4, 1}, {-2, -6}), Error);  // negative sizes
+  EXPECT_THROW(find_view_strides({3, 4}, {4, 1, 1}, {12}), Error);   // three strides, two sizes
+}
+
+TEST(Exercise4FindViewStrides, TheGraderRejectsEachWrongRule) {
+  const std::vector<ViewCase> cases = random_view_cases();
+  EXPECT_NE(grade_view_strides(wrong::find_view_strides_only_contiguous, cases), "");
+  EXPECT_NE(grade_view_strides(wrong::find_view_strides_one_chunk, cases), "");
+  EXPECT_NE(grade_view_strides(wrong::find_view_strides_size_one_breaks, cases), "");
+  // The library's own answers, passed through: right values, caught by the symbol check.
+  EXPECT_EQ(grade_view_strides(wrong::find_view_strides_by_library, cases), "");
+  EXPECT_EQ(grade_view_strides(wrong::find_view_strides_by_view, cases), "");
+}
+
 // ---- the bans: what the compiled answers call ---------------------------------------------
+
+// Exercise 4 must find the strides itself: not by asking view(), reshape() or the
+// library's stride search.
+const std::vector<std::string> kBans4 = {
+    "glass::view_strides(",    "glass::Tensor::view(",       "glass::Tensor::view_as(",
+    "glass::Tensor::reshape(", "glass::Tensor::reshape_as(", "glass::reshape(",
+    "glass::flatten(",         "glass::Tensor::flatten(",    "glass::ops::view"};
 
 // "" or "exercise N must not call X. " for each banned call the exercise's function in
 // `object` (answers or wrong answers) makes, itself or through its helpers and lambdas.
@@ -232,7 +441,8 @@ std::string banned_calls(const std::string& object, const std::string& ns) {
              {"glass::storage_index(", "glass::Tensor::contiguous(", "glass::Tensor::clone(",
               "glass::Tensor::copy_(", "glass::Tensor::to(", "glass::Tensor::reshape(",
               "glass::clone(", "glass::reshape(", "glass::ops::clone", "glass::ops::copy_",
-              "glass::ops::to_copy"});
+              "glass::ops::to_copy"}) +
+         exercise_calls_banned(object, 4, ns + "find_view_strides(", kBans4);
 }
 
 TEST(Lesson02Bans, TheAnswersCallNoBannedFunction) {
@@ -264,6 +474,12 @@ TEST(Lesson02Bans, TheSymbolCheckCatchesEachBannedCall) {
   const std::string by_op =
       exercise_calls_banned(object, 3, wrong + "make_contiguous_by_op(", {"glass::ops::clone"});
   EXPECT_EQ(by_op, "exercise 3 must not call glass::ops::clone. ");
+  const std::string search =
+      exercise_calls_banned(object, 4, wrong + "find_view_strides_by_library(", kBans4);
+  EXPECT_TRUE(search.starts_with("exercise 4 must not call glass::view_strides(")) << search;
+  const std::string by_view =
+      exercise_calls_banned(object, 4, wrong + "find_view_strides_by_view(", kBans4);
+  EXPECT_TRUE(by_view.starts_with("exercise 4 must not call glass::Tensor::view(")) << by_view;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // 02's exercises (the build uses them unless GLASS_EXERCISES=student). Try your own in
 // student.cpp before reading these.
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,53 @@ Tensor make_contiguous(const Tensor& t) {
       index[d] = 0;
     }
   }
+  return out;
+}
+
+std::optional<Shape> find_view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef shape) {
+  if (sizes.size() != strides.size())
+    throw Error("find_view_strides(): " + std::to_string(sizes.size()) + " sizes but " +
+                std::to_string(strides.size()) + " strides");
+  int64_t numel = 1, new_numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  for (int64_t s : shape) {
+    if (s < 0) throw Error("find_view_strides(): negative size " + std::to_string(s));
+    new_numel *= s;
+  }
+  if (new_numel != numel)
+    throw Error("find_view_strides(): " + std::to_string(new_numel) +
+                " elements cannot view a tensor of " + std::to_string(numel));
+  Shape out(shape.size(), 1);
+  if (numel == 0) return out;  // nothing is ever read: any strides will do
+  // Dims of size 1 never move an address: leave them out.
+  std::vector<int64_t> old_sizes, old_strides;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    old_sizes.push_back(sizes[d]);
+    old_strides.push_back(strides[d]);
+  }
+  // Walk both shapes from the back, one chunk of old dims at a time: dims [first, last]
+  // that form one arithmetic sequence of step strides[last] (each stride is the next one
+  // times the next size). Inside a chunk the new dims are laid out as in a contiguous
+  // tensor whose element is that step; a new dim that would cross a chunk's edge has no
+  // stride, and then there is no view.
+  int64_t new_d = static_cast<int64_t>(shape.size()) - 1;
+  for (int64_t last = static_cast<int64_t>(old_sizes.size()) - 1; last >= 0;) {
+    int64_t first = last, chunk_numel = old_sizes[last];
+    while (first > 0 && old_strides[first - 1] == old_strides[first] * old_sizes[first]) {
+      --first;
+      chunk_numel *= old_sizes[first];
+    }
+    int64_t view_numel = 1;
+    while (new_d >= 0 && view_numel < chunk_numel) {
+      out[new_d] = view_numel * old_strides[last];
+      view_numel *= shape[new_d];
+      --new_d;
+    }
+    if (view_numel != chunk_numel) return std::nullopt;
+    last = first - 1;
+  }
+  // What is left of `shape` holds one element: dims of size 1, whose stride is free.
   return out;
 }
 

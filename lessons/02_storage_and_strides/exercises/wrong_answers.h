@@ -7,6 +7,8 @@
 // that catches banned calls can be shown catching the banned ones here.
 #pragma once
 
+#include <optional>
+
 #include "exercises.h"
 
 namespace glass::lesson02::wrong {
@@ -20,5 +22,22 @@ Tensor make_contiguous_by_copy(const Tensor& t);        // empty(...).copy_(t)
 Tensor make_contiguous_by_contiguous(const Tensor& t);  // t.contiguous(), in a helper
 Tensor make_contiguous_by_clone(const Tensor& t);       // t.clone(), in a lambda
 Tensor make_contiguous_by_op(const Tensor& t);          // the dispatcher's ops::clone
+
+// Exercise 4: the library's answers, each a banned call ...
+std::optional<Shape> find_view_strides_by_library(IntArrayRef sizes, IntArrayRef strides,
+                                                  IntArrayRef shape);  // glass::view_strides
+std::optional<Shape> find_view_strides_by_view(IntArrayRef sizes, IntArrayRef strides,
+                                               IntArrayRef shape);  // Tensor::view
+// ... and rules that are too strict or too lenient:
+// views only a contiguous tensor (x.t().view({4, 3, 1}) is a view, and it says no);
+std::optional<Shape> find_view_strides_only_contiguous(IntArrayRef sizes, IntArrayRef strides,
+                                                       IntArrayRef shape);
+// treats the whole tensor as one chunk stepping by its last stride (merges across gaps);
+std::optional<Shape> find_view_strides_one_chunk(IntArrayRef sizes, IntArrayRef strides,
+                                                 IntArrayRef shape);
+// lets a dim of size 1 with an odd stride break a chunk ([3, 1, 4] strides [4, 7, 1]
+// flattens to [12] with stride 1, and it says no).
+std::optional<Shape> find_view_strides_size_one_breaks(IntArrayRef sizes, IntArrayRef strides,
+                                                       IntArrayRef shape);
 
 }  // namespace glass::lesson02::wrong
