@@ -8,11 +8,14 @@
 // storage_offset(), dim(), size(), dtype(), storage().data()), empty(), and the address
 // formula glass::storage_index(sizes, strides, offset, index) (your lesson 02 exercise 1).
 // Not broadcast_shapes(), broadcast_tensors() or expand()/expand_as() (any exercise), nor
-// the + and - operators, add() or sub() (exercise 3): the tests compare you with those, and
-// read your compiled file to fail with "exercise N must not call X" when you call one.
+// the + and - operators, add() or sub() (exercise 3), nor glass::result_type() or
+// promote_types() (exercise 4): the tests compare you with those, and read your compiled
+// file to fail with "exercise N must not call X" when you call one.
 #pragma once
 
 #include <glass/glass.h>
+
+#include <vector>
 
 namespace glass::lesson03 {
 
@@ -39,5 +42,27 @@ Shape broadcast_strides(const Tensor& t, IntArrayRef shape);
 // at that index through their broadcast strides (exercise 2) and the address formula.
 // Throws glass::Error when a or b is not Float, or when the shapes do not broadcast.
 Tensor broadcast_add(const Tensor& a, const Tensor& b);
+
+// Exercise 4 — the result's dtype (section 5, type promotion).
+// An operand as type promotion sees it: its dtype and its tier.
+enum class Tier {
+  Dims,     // a tensor with at least one dim
+  ZeroDim,  // a 0-dim tensor, such as scalar_tensor(2.5, kDouble)
+  Number,   // a C++ number, such as the 2.5 in t * 2.5 (a "wrapped number")
+};
+struct Operand {
+  ScalarType dtype;  // Bool, Int32, Int64, Float32 or Float64
+  Tier tier;
+};
+// The dtype an op on these operands computes in (torch.result_type's rule):
+//   1. within each tier, the dtypes promote along Bool < Int32 < Int64 < Float32 < Float64
+//      (the larger wins), except that a floating Number counts as the default dtype,
+//      get_default_dtype() (Float unless changed), whatever its own;
+//   2. then the tiers combine from the lowest up: the Number tier's dtype, then the
+//      ZeroDim tier's over it, then the Dims tier's over that. A higher tier keeps its
+//      dtype unless the lower one's category is higher (Bool < integer < floating): then
+//      the lower one's dtype is taken. A tier with no operand takes no part.
+// Throws glass::Error when `operands` is empty.
+ScalarType result_type(const std::vector<Operand>& operands);
 
 }  // namespace glass::lesson03

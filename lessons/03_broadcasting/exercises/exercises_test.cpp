@@ -1,11 +1,15 @@
 // lessons/03_broadcasting/exercises/exercises_test.cpp — grades lesson 03's exercises
 // against the library: your shape must equal glass::broadcast_shapes (and fail where it
-// fails), your strides must equal expand()'s, your addition must equal a + b exactly.
+// fails), your strides must equal expand()'s, your addition must equal a + b exactly, your
+// dtype must equal glass::result_type's.
 // Built against solution.cpp or student.cpp (GLASS_EXERCISES).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <optional>
 #include <random>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -161,14 +165,112 @@ TEST(Exercise3BroadcastAdd, RejectsWhatItCannotAdd) {
   EXPECT_THROW(broadcast_add(arange(3), distinct({3}, 1)), Error);  // Long is not Float
 }
 
+// ---- exercise 4 ------------------------------------------------------------------------
+
+// The tensor `o` describes, for the library: a Number is a 0-dim tensor marked as a
+// wrapped number, which is what the library makes of the 2.5 in t * 2.5.
+Tensor tensor_for(const Operand& o) {
+  Tensor t = o.tier == Tier::Dims ? empty({2}, o.dtype) : empty({}, o.dtype);
+  if (o.tier == Tier::Number) t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+std::string describe(const std::vector<Operand>& operands) {
+  std::ostringstream os;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const char* tier = operands[i].tier == Tier::Dims      ? " [2]"
+                       : operands[i].tier == Tier::ZeroDim ? " 0-dim"
+                                                           : " number";
+    os << (i ? ", " : "") << operands[i].dtype << tier;
+  }
+  return os.str();
+}
+
+using ResultTypeFn = ScalarType (*)(const std::vector<Operand>&);
+
+// "" or the first list of operands, among every list of one, two and three of the 15
+// kinds (5 dtypes x 3 tiers), on which `fn` disagrees with glass::result_type.
+std::string grade_result_type(ResultTypeFn fn) {
+  std::vector<Operand> kinds;
+  for (Tier tier : {Tier::Dims, Tier::ZeroDim, Tier::Number})
+    for (ScalarType dtype : {kBool, kInt, kLong, kFloat, kDouble}) kinds.push_back({dtype, tier});
+  std::vector<std::vector<Operand>> lists;
+  for (const Operand& a : kinds) {
+    lists.push_back({a});
+    for (const Operand& b : kinds) {
+      lists.push_back({a, b});
+      for (const Operand& c : kinds) lists.push_back({a, b, c});
+    }
+  }
+  for (const std::vector<Operand>& operands : lists) {
+    std::vector<Tensor> tensors;
+    for (const Operand& o : operands) tensors.push_back(tensor_for(o));
+    const ScalarType want = glass::result_type(tensors), got = fn(operands);
+    if (got != want) {
+      std::ostringstream os;
+      os << "result_type(" << describe(operands) << ") is " << got << ", expected " << want;
+      return os.str();
+    }
+  }
+  return "";
+}
+
+// Sets the default dtype for one test, and puts the old one back.
+class DefaultDtype {
+ public:
+  explicit DefaultDtype(ScalarType t) : old_(get_default_dtype()) { set_default_dtype(t); }
+  ~DefaultDtype() { set_default_dtype(old_); }
+  DefaultDtype(const DefaultDtype&) = delete;
+  DefaultDtype& operator=(const DefaultDtype&) = delete;
+
+ private:
+  ScalarType old_;
+};
+
+TEST(Exercise4ResultType, ExamplesFromTheReadme) {
+  EXPECT_EQ(result_type({{kLong, Tier::Dims}, {kLong, Tier::Number}}), kLong);     // * 2
+  EXPECT_EQ(result_type({{kLong, Tier::Dims}, {kDouble, Tier::Number}}), kFloat);  // * 2.5
+  EXPECT_EQ(result_type({{kFloat, Tier::Dims}, {kDouble, Tier::ZeroDim}}), kFloat);
+  EXPECT_EQ(result_type({{kLong, Tier::Dims}, {kDouble, Tier::ZeroDim}}), kDouble);
+  EXPECT_EQ(result_type({{kFloat, Tier::Dims}, {kDouble, Tier::Dims}}), kDouble);
+  EXPECT_EQ(result_type({{kInt, Tier::Dims}, {kLong, Tier::ZeroDim}}), kInt);
+  EXPECT_EQ(result_type({{kBool, Tier::Dims}, {kLong, Tier::Number}}), kLong);  // mask + 1
+  EXPECT_EQ(result_type({{kDouble, Tier::ZeroDim}, {kDouble, Tier::Number}}), kDouble);
+}
+
+TEST(Exercise4ResultType, MatchesTheLibraryOnEveryListOfOneTwoAndThreeOperands) {
+  EXPECT_EQ(grade_result_type(result_type), "");
+}
+
+TEST(Exercise4ResultType, AFloatingNumberCountsAsTheDefaultDtype) {
+  DefaultDtype double_by_default(kDouble);
+  EXPECT_EQ(result_type({{kLong, Tier::Dims}, {kFloat, Tier::Number}}), kDouble);
+  EXPECT_EQ(grade_result_type(result_type), "") << "with get_default_dtype() = Double";
+}
+
+TEST(Exercise4ResultType, RejectsAnEmptyList) {
+  ASSERT_NO_THROW(result_type({{kBool, Tier::Dims}}));  // so that always throwing does not pass
+  EXPECT_THROW(result_type({}), Error);
+}
+
+TEST(Exercise4ResultType, TheGraderRejectsEachWrongRule) {
+  EXPECT_NE(grade_result_type(wrong::result_type_ignoring_tiers), "");
+  EXPECT_NE(grade_result_type(wrong::result_type_number_keeps_its_dtype), "");
+  EXPECT_NE(grade_result_type(wrong::result_type_by_dtype_not_category), "");
+  // The library's own answer, passed through: right values, caught by the symbol check.
+  EXPECT_EQ(grade_result_type(wrong::result_type_by_library), "");
+}
+
 // ---- the bans: what the compiled answers call ---------------------------------------------
 
 // What each exercise must not call. Exercise 3 may call exercises 1 and 2, so their bans
-// reach it too.
+// reach it too. Exercise 4's promote_types is constexpr, compiled inline into the answer
+// (no call for the symbol check to see): the source check below looks for its name.
 const std::vector<std::string> kBans1 = {"glass::broadcast_shapes(", "glass::broadcast_tensors(",
                                          "glass::Tensor::expand(", "glass::Tensor::expand_as(",
                                          "glass::ops::expand"};
 const std::vector<std::string> kBans2 = kBans1;
+const std::vector<std::string> kBans4 = {"glass::result_type(", "glass::promote_types("};
 std::vector<std::string> bans3() {
   std::vector<std::string> bans = kBans1;
   for (const char* op : {"glass::operator+(", "glass::operator-(", "glass::Tensor::add(",
@@ -184,12 +286,41 @@ std::string banned_calls(const std::string& object, const std::string& ns) {
   using lessons::exercise_calls_banned;
   return exercise_calls_banned(object, 1, ns + "broadcast_shape(", kBans1) +
          exercise_calls_banned(object, 2, ns + "broadcast_strides(", kBans2) +
-         exercise_calls_banned(object, 3, ns + "broadcast_add(", bans3());
+         exercise_calls_banned(object, 3, ns + "broadcast_add(", bans3()) +
+         exercise_calls_banned(object, 4, ns + "result_type(", kBans4);
+}
+
+// The source file an object file was compiled from: solution.cpp.o (or student.cpp.o,
+// wrong_answers.cpp.o) next to this test's own source.
+std::string source_of(const std::string& object) {
+  const std::string here = __FILE__;
+  std::string file = object.substr(object.rfind('/') + 1);
+  file = file.substr(0, file.size() - 2);  // drop ".o"
+  return here.substr(0, here.rfind('/') + 1) + file;
+}
+
+// "" or "exercise 4 must not call glass::promote_types (...). " when the code of `source`
+// (comments and string literals blanked out) names promote_types. Throws when it cannot
+// read the file: a check that read nothing would pass every answer.
+std::string names_promote_types(const std::string& source) {
+  std::ifstream in(source);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in || text.str().empty()) throw std::runtime_error("cannot read " + source);
+  static const std::regex block_comment(R"(/\*[\s\S]*?\*/)"), line_comment(R"(//[^\n]*)"),
+      literal(R"("(\\.|[^"\\])*")");
+  const std::string code = std::regex_replace(
+      std::regex_replace(std::regex_replace(text.str(), block_comment, ""), line_comment, ""),
+      literal, "\"\"");
+  if (!std::regex_search(code, std::regex(R"(\bpromote_types\b)"))) return "";
+  return "exercise 4 must not call glass::promote_types (" + source +
+         " names it; it is compiled inline, so the symbol check cannot see the call). ";
 }
 
 TEST(Lesson03Bans, TheAnswersCallNoBannedFunction) {
   EXPECT_EQ(banned_calls(GLASS_LESSON03_ANSWERS_OBJECT, "glass::lesson03::"), "")
       << GLASS_LESSON03_ANSWERS_OBJECT;
+  EXPECT_EQ(names_promote_types(source_of(GLASS_LESSON03_ANSWERS_OBJECT)), "");
 }
 
 TEST(Lesson03Bans, TheSymbolCheckCatchesEachBannedCall) {
@@ -205,6 +336,11 @@ TEST(Lesson03Bans, TheSymbolCheckCatchesEachBannedCall) {
   const std::string add =
       exercise_calls_banned(object, 3, wrong + "broadcast_add_by_plus(", bans3());
   EXPECT_TRUE(add.starts_with("exercise 3 must not call glass::operator+(")) << add;
+  const std::string promotion =
+      exercise_calls_banned(object, 4, wrong + "result_type_by_library(", kBans4);
+  EXPECT_TRUE(promotion.starts_with("exercise 4 must not call glass::result_type(")) << promotion;
+  EXPECT_NE(names_promote_types(source_of(GLASS_LESSON03_WRONG_OBJECT)), "")
+      << "wrong::result_type_ignoring_tiers calls promote_types";
   // The wrong answers give the right values: only the symbol check tells them apart.
   EXPECT_EQ(wrong::broadcast_shape_by_library({2, 1, 4}, {3, 1}), Shape({2, 3, 4}));
   Tensor x = distinct({2, 3}, 1), row = distinct({3}, 10);

@@ -17,6 +17,27 @@ std::string str(IntArrayRef s) {
   return os.str();
 }
 
+// Bool 0, integers 1, floating 2.
+int category(ScalarType t) {
+  if (t == kBool) return 0;
+  return t == kFloat || t == kDouble ? 2 : 1;
+}
+
+// The larger of two dtypes on the chain Bool < Int32 < Int64 < Float32 < Float64, which
+// is the order of ScalarType's values; Undefined stands for "no operand in this tier".
+ScalarType larger(ScalarType a, ScalarType b) {
+  if (a == ScalarType::Undefined) return b;
+  if (b == ScalarType::Undefined) return a;
+  return static_cast<int>(a) > static_cast<int>(b) ? a : b;
+}
+
+// A higher tier keeps its dtype unless the lower one's category is higher.
+ScalarType over(ScalarType higher, ScalarType lower) {
+  if (higher == ScalarType::Undefined) return lower;
+  if (lower == ScalarType::Undefined) return higher;
+  return category(lower) > category(higher) ? lower : higher;
+}
+
 }  // namespace
 
 Shape broadcast_shape(IntArrayRef a, IntArrayRef b) {
@@ -73,6 +94,23 @@ Tensor broadcast_add(const Tensor& a, const Tensor& b) {
     }
   }
   return out;
+}
+
+ScalarType result_type(const std::vector<Operand>& operands) {
+  if (operands.empty()) throw Error("result_type(): needs at least one operand");
+  ScalarType dims = ScalarType::Undefined, zero_dim = ScalarType::Undefined,
+             number = ScalarType::Undefined;
+  for (const Operand& o : operands) {
+    switch (o.tier) {
+      case Tier::Dims: dims = larger(dims, o.dtype); break;
+      case Tier::ZeroDim: zero_dim = larger(zero_dim, o.dtype); break;
+      case Tier::Number:
+        // 2.5 is a double, yet t * 2.5 on a Long t is Float: the default dtype.
+        number = larger(number, category(o.dtype) == 2 ? get_default_dtype() : o.dtype);
+        break;
+    }
+  }
+  return over(dims, over(zero_dim, number));
 }
 
 }  // namespace glass::lesson03

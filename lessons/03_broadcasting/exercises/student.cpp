@@ -21,4 +21,8 @@ Tensor broadcast_add([[maybe_unused]] const Tensor& a, [[maybe_unused]] const Te
   throw glass::Error("exercise 3: not implemented yet — see README");
 }
 
+ScalarType result_type([[maybe_unused]] const std::vector<Operand>& operands) {
+  throw glass::Error("exercise 4: not implemented yet — see README");
+}
+
 }  // namespace glass::lesson03
