@@ -13,7 +13,9 @@
 // log_softmax() (any exercise): the tests compare you with those, and read your compiled
 // file to fail with "exercise N must not call X" when you call one. They also count the ops
 // your backward dispatches (core's events): exercise 2's must run no exp, and exercise 3's
-// fewer ops when the target needs no gradient.
+// fewer ops when the target needs no gradient. Exercise 4 sums gradients back to its inputs'
+// shapes itself: not with autograd's sum_to (lesson 04's "broadcasting in forward is summing
+// in backward"), nor by asking autograd (autograd::grad, backward) to do it.
 #pragma once
 
 #include <glass/glass.h>
@@ -54,6 +56,23 @@ struct MyExp : autograd::Function<MyExp> {
 // grad_target = -grad_x, each computed only when ctx->needs_input_grad(i) says so.
 struct Huber : autograd::Function<Huber> {
   static Tensor forward(AutogradContext* ctx, Tensor x, Tensor target, double delta);
+  static tensor_list backward(AutogradContext* ctx, tensor_list grad_output);
+};
+
+// Exercise 4 — a function whose inputs broadcast.
+// MulAdd::apply(a, b) = a * b + a, for floating-point a and b of one dtype whose shapes
+// broadcast (lesson 03's rule: align on the right; a dim of size 1, or a missing one,
+// stretches), e.g. a: (3, 1) and b: (4,) give (3, 4); either may be 0-dim. grad_output[0]
+// has the *broadcast* shape, and backward must return {grad_a, grad_b} of the *inputs'*
+// shapes (CustomNode refuses any other): an input that was stretched along a dim received
+// its value in every position there, so its gradient is the sum over that dim (a dim the
+// broadcast added in front: summed away; a dim of size 1 that was stretched: summed with
+// keepdim). With g = grad_output[0]: grad_a = g * (b + 1) and grad_b = g * a, each reduced
+// to its input's shape, and each computed only when ctx->needs_input_grad(i) says so.
+// (The shapes: a.sizes() in forward, kept in saved_data as a std::vector<int64_t>, or the
+// saved tensors' own sizes.)
+struct MulAdd : autograd::Function<MulAdd> {
+  static Tensor forward(AutogradContext* ctx, Tensor a, Tensor b);
   static tensor_list backward(AutogradContext* ctx, tensor_list grad_output);
 };
 

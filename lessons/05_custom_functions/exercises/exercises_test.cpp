@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -244,6 +245,136 @@ TEST(Exercise3Huber, PassesGradcheck) {
   }
 }
 
+// ---- exercise 4 ------------------------------------------------------------------------
+
+// The shape pairs (a, b) exercise 4 is graded on, each with what it tries.
+struct ShapePair {
+  Shape a, b;
+  const char* what;
+};
+const std::vector<ShapePair> kShapePairs = {
+    {{3, 1}, {4}, "a column and a row: a stretched along dim 1, b given a leading dim"},
+    {{4}, {3, 1}, "the same, swapped"},
+    {{2, 3}, {2, 3}, "equal shapes: nothing to reduce"},
+    {{}, {2, 3}, "a 0-dim a: its gradient sums everything"},
+    {{2, 3}, {}, "a 0-dim b"},
+    {{}, {}, "both 0-dim"},
+    {{1}, {2, 3}, "a [1] against a matrix: a leading dim and a stretched one"},
+    {{2, 1, 4}, {3, 1}, "size-1 dims on both sides, three dims"},
+    {{1, 3, 1}, {2, 1, 4}, "every dim of the result stretched from one side or the other"},
+    {{5}, {1}, "b: [1], the broadcast lesson 04 shows"},
+};
+
+template <class F>
+tensor_list mul_add_fn(const tensor_list& in) {
+  return {F::apply(in[0], in[1])};
+}
+
+std::string shapes_of(const ShapePair& p) {
+  std::ostringstream out;
+  out << "a: " << IntArrayRef(p.a) << ", b: " << IntArrayRef(p.b);
+  return out.str();
+}
+
+// "" or what is wrong with the MulAdd Function F on the shapes p: its value against
+// a * b + a, then its gradients for an incoming gradient g against the same expression's
+// through autograd (which must have the inputs' shapes), then gradcheck. A forward that
+// throws is not caught, so a stub's "not implemented yet" reaches the test's output as is.
+template <class F>
+std::string check_mul_add(const ShapePair& p, unsigned seed) {
+  manual_seed(seed);
+  Tensor a = randn(p.a, kDouble).requires_grad_(), b = randn(p.b, kDouble).requires_grad_();
+  const std::string where = shapes_of(p) + " (" + p.what + "): ";
+  Tensor y = F::apply(a, b), want = a * b + a;
+  if (y.sizes() != want.sizes()) {
+    std::ostringstream out;
+    out << where << "the result has shape " << y.sizes() << ", expected the broadcast shape "
+        << want.sizes();
+    return out.str();
+  }
+  if ((y.detach() - want.detach()).abs().max().item<double>() > 1e-12)
+    return where + "the values are not a * b + a";
+  Tensor g = randn(want.sizes(), kDouble);
+  const tensor_list want_grads = autograd::grad({want}, {a, b}, {g});
+  tensor_list grads;
+  try {
+    grads = autograd::grad({y}, {a, b}, {g});
+  } catch (const Error& e) {
+    return where + "backward failed: " + e.what();
+  }
+  const char* names[] = {"a", "b"};
+  for (size_t i = 0; i < 2; ++i) {
+    if (!grads[i].defined())
+      return where + "no gradient for " + names[i] + ", which needs one (needs_input_grad)";
+    const double diff = (grads[i] - want_grads[i]).abs().max().item<double>();
+    if (diff > 1e-12) {
+      std::ostringstream out;
+      out << where << "the gradient of " << names[i] << " is off by " << diff << ": got "
+          << grads[i] << ", expected " << want_grads[i];
+      return out.str();
+    }
+  }
+  GradcheckResult r;
+  try {
+    r = gradcheck(mul_add_fn<F>, {a.detach(), b.detach()});
+  } catch (const Error& e) {
+    return where + "gradcheck failed: " + e.what();
+  }
+  return r.ok ? "" : where + "gradcheck: " + r.report;
+}
+
+TEST(Exercise4MulAdd, AWorkedExample) {
+  // a: (3, 1) = [[1], [2], [3]], b: (4,) = [1, 2, 3, 4]; y = a * b + a is (3, 4).
+  Tensor a = tensor({{1.}, {2.}, {3.}}, kDouble).requires_grad_();
+  Tensor b = tensor({1., 2., 3., 4.}, kDouble).requires_grad_();
+  Tensor y = MulAdd::apply(a, b);
+  EXPECT_EQ(y.grad_fn()->name(), "MulAddBackward");
+  expect_near(y, {2., 3., 4., 5., 4., 6., 8., 10., 6., 9., 12., 15.});
+  y.sum().backward();
+  // Each a_i met every b_j: d/da_i = sum_j (b_j + 1) = 14. Each b_j met every a_i:
+  // d/db_j = sum_i a_i = 6.
+  ASSERT_EQ(a.grad().sizes(), a.sizes());
+  ASSERT_EQ(b.grad().sizes(), b.sizes());
+  expect_near(a.grad(), {14., 14., 14.});
+  expect_near(b.grad(), {6., 6., 6., 6.});
+}
+
+TEST(Exercise4MulAdd, MatchesAutogradAndGradcheckOnEveryShapePair) {
+  unsigned seed = 40;
+  for (const ShapePair& p : kShapePairs) EXPECT_EQ(check_mul_add<MulAdd>(p, seed++), "");
+}
+
+TEST(Exercise4MulAdd, OneInputWithoutGradient) {
+  // Only a needs a gradient, then only b: the other entry may be undefined, and the one
+  // asked for must still be right.
+  for (bool a_needs : {true, false}) {
+    Tensor a = tensor({{1.}, {-2.}}, kDouble).requires_grad_(a_needs);
+    Tensor b = tensor({0.5, 1., 2.}, kDouble).requires_grad_(!a_needs);
+    MulAdd::apply(a, b).sum().backward();
+    if (a_needs)
+      expect_near(a.grad(), {6.5, 6.5});  // sum_j (b_j + 1)
+    else
+      expect_near(b.grad(), {-1., -1., -1.});  // sum_i a_i
+  }
+}
+
+TEST(Exercise4MulAdd, TheGraderRejectsAnUnreducedGradient) {
+  const std::string why = check_mul_add<wrong::MulAddUnreduced>(kShapePairs[0], 1);
+  EXPECT_NE(why.find("returned a gradient of shape [3, 4] for input 0 of shape [3, 1]"),
+            std::string::npos)
+      << why;
+  // With equal shapes there is nothing to reduce, and it is right.
+  EXPECT_EQ(check_mul_add<wrong::MulAddUnreduced>(kShapePairs[2], 2), "");
+}
+
+TEST(Exercise4MulAdd, TheGraderRejectsSummingOverEveryDim) {
+  const std::string why = check_mul_add<wrong::MulAddSummingEveryDim>(kShapePairs[0], 3);
+  EXPECT_NE(why.find("the gradient of a is off by"), std::string::npos) << why;
+  // Right shapes, and right values where both inputs are 0-dim: only the values elsewhere
+  // give it away.
+  EXPECT_EQ(check_mul_add<wrong::MulAddSummingEveryDim>(kShapePairs[5], 4), "");
+}
+
 // ---- the bans: what the compiled answers call ---------------------------------------------
 
 // No exercise may call the library's logsumexp, softmax or log_softmax.
@@ -258,21 +389,48 @@ const std::vector<std::string> kBans = {"glass::Tensor::logsumexp(",
                                         "glass::nn::functional::logsumexp(",
                                         "glass::ops::softmax"};
 
+// Exercise 4 also may not have the library reduce its gradients: not autograd's sum_to, and
+// no autograd::grad or backward of the same expression inside its backward.
+std::vector<std::string> bans4() {
+  std::vector<std::string> bans = kBans;
+  for (const char* fn : {"glass::autograd::sum_to(", "glass::autograd::grad(",
+                         "glass::autograd::backward(", "glass::Tensor::backward("})
+    bans.push_back(fn);
+  return bans;
+}
+
 // "" or "exercise N must not call X. " for each banned call that a forward or backward of the
-// three Functions named (lse, exp, huber) makes in `object`, with its helpers and lambdas.
+// four Functions named (lse, exp, huber, mul_add) makes in `object`, with its helpers and
+// lambdas.
 std::string banned_calls(const std::string& object, const std::string& lse, const std::string& exp,
-                         const std::string& huber) {
+                         const std::string& huber, const std::string& mul_add) {
   using lessons::exercise_calls_banned;
   return exercise_calls_banned(object, 1, lse + "::", kBans) +
          exercise_calls_banned(object, 2, exp + "::", kBans) +
-         exercise_calls_banned(object, 3, huber + "::", kBans);
+         exercise_calls_banned(object, 3, huber + "::", kBans) +
+         exercise_calls_banned(object, 4, mul_add + "::", bans4());
 }
 
 TEST(Lesson05Bans, TheAnswersCallNoBannedFunction) {
-  EXPECT_EQ(banned_calls(GLASS_LESSON05_ANSWERS_OBJECT, "glass::lesson05::LogSumExp",
-                         "glass::lesson05::MyExp", "glass::lesson05::Huber"),
-            "")
+  EXPECT_EQ(
+      banned_calls(GLASS_LESSON05_ANSWERS_OBJECT, "glass::lesson05::LogSumExp",
+                   "glass::lesson05::MyExp", "glass::lesson05::Huber", "glass::lesson05::MulAdd"),
+      "")
       << GLASS_LESSON05_ANSWERS_OBJECT;
+}
+
+TEST(Lesson05Bans, TheSymbolCheckCatchesTheLibrarysSumTo) {
+  const std::string found = lessons::exercise_calls_banned(
+      GLASS_LESSON05_WRONG_OBJECT, 4, "glass::lesson05::wrong::MulAddByLibrarySumTo::", bans4());
+  EXPECT_TRUE(found.starts_with("exercise 4 must not call glass::autograd::sum_to(")) << found;
+  // Its gradients are right: only the symbol check tells it apart.
+  EXPECT_EQ(check_mul_add<wrong::MulAddByLibrarySumTo>(kShapePairs[0], 5), "");
+  // The two that get the reduction wrong call nothing banned: their numbers give them away.
+  for (const char* f : {"MulAddUnreduced::", "MulAddSummingEveryDim::"})
+    EXPECT_EQ(lessons::exercise_calls_banned(GLASS_LESSON05_WRONG_OBJECT, 4,
+                                             std::string("glass::lesson05::wrong::") + f, bans4()),
+              "")
+        << f;
 }
 
 TEST(Lesson05Bans, TheSymbolCheckCatchesTheLibrarysLogSumExp) {

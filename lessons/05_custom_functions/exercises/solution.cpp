@@ -2,6 +2,7 @@
 // 05's exercises (the build uses them unless GLASS_EXERCISES=student). Try your own in
 // student.cpp before reading these.
 #include <any>
+#include <vector>
 
 #include "exercises.h"
 
@@ -59,6 +60,41 @@ tensor_list Huber::backward(AutogradContext* ctx, tensor_list grad_output) {
   if (ctx->needs_input_grad(0)) grad_x = grad_d;
   if (ctx->needs_input_grad(1)) grad_target = -grad_d;
   return {grad_x, grad_target, Tensor()};
+}
+
+// ---- exercise 4 ------------------------------------------------------------------------
+
+namespace {
+
+// The gradient of an input of shape `shape` that forward broadcast to g's shape: summed
+// over every dim the broadcast added in front, then over every dim where the input had
+// size 1 and g has more (keepdim, so the 1 stays). Broadcasting copies; its backward sums.
+Tensor reduce_to_shape(const Tensor& g, IntArrayRef shape) {  // g: broadcast shape
+  const int64_t lead = g.dim() - static_cast<int64_t>(shape.size());
+  std::vector<int64_t> leading;
+  for (int64_t d = 0; d < lead; ++d) leading.push_back(d);
+  Tensor r = leading.empty() ? g : g.sum(leading);  // now r.dim() == shape.size()
+  std::vector<int64_t> stretched;
+  for (int64_t d = 0; d < r.dim(); ++d)
+    if (shape[static_cast<size_t>(d)] == 1 && r.size(d) != 1) stretched.push_back(d);
+  return stretched.empty() ? r : r.sum(stretched, /*keepdim=*/true);
+}
+
+}  // namespace
+
+Tensor MulAdd::forward(AutogradContext* ctx, Tensor a, Tensor b) {  // a, b: broadcastable
+  ctx->save_for_backward({a, b});  // their sizes are the shapes to reduce to
+  return a * b + a;                // the broadcast shape
+}
+
+tensor_list MulAdd::backward(AutogradContext* ctx, tensor_list grad_output) {
+  tensor_list saved = ctx->get_saved_variables();
+  const Tensor &a = saved[0], &b = saved[1];
+  const Tensor& g = grad_output[0];  // the broadcast shape
+  Tensor grad_a, grad_b;
+  if (ctx->needs_input_grad(0)) grad_a = reduce_to_shape(g * (b + 1), a.sizes());
+  if (ctx->needs_input_grad(1)) grad_b = reduce_to_shape(g * a, b.sizes());
+  return {grad_a, grad_b};
 }
 
 }  // namespace glass::lesson05

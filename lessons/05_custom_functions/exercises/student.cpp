@@ -43,4 +43,16 @@ tensor_list Huber::backward([[maybe_unused]] AutogradContext* ctx,
   throw glass::Error("exercise 3: not implemented yet — see README");
 }
 
+// ---- exercise 4 ------------------------------------------------------------------------
+
+Tensor MulAdd::forward([[maybe_unused]] AutogradContext* ctx, [[maybe_unused]] Tensor a,
+                       [[maybe_unused]] Tensor b) {
+  throw glass::Error("exercise 4: not implemented yet — see README");
+}
+
+tensor_list MulAdd::backward([[maybe_unused]] AutogradContext* ctx,
+                             [[maybe_unused]] tensor_list grad_output) {
+  throw glass::Error("exercise 4: not implemented yet — see README");
+}
+
 }  // namespace glass::lesson05
