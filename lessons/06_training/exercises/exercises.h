@@ -9,13 +9,15 @@
 // copy_), .grad(), nn modules (Sequential, its forward, train()/eval()), F::cross_entropy,
 // an optimizer's zero_grad()/step(), and iterating a DataLoader. Not argmax, argmin,
 // max(dim) or min(dim) in exercise 1 (finding each row's first maximum is the exercise),
-// and no optimizer of glass::optim in exercise 2 (the tests compare you with optim::SGD):
-// the tests read your compiled file and fail with "exercise N must not call X" when you
-// call one.
+// no optimizer of glass::optim in exercise 2 (the tests compare you with optim::SGD), and
+// in exercise 4 neither glass::optim nor the clipping functions (nn::utils::clip_grad_norm_,
+// clip_grad_value_ and their pieces, distributed's clip_grad_norm_): the tests read your
+// compiled file and fail with "exercise N must not call X" when you call one.
 #pragma once
 
 #include <glass/glass.h>
 
+#include <cstdint>
 #include <vector>
 
 namespace glass::lesson06 {
@@ -54,5 +56,42 @@ void sgd_momentum_step(const std::vector<Tensor>& params, std::vector<Tensor>& b
 // what it holds), each batch's loss taken before its step.
 double train_one_epoch(nn::Sequential& model, data::DataLoader& loader,
                        optim::Optimizer& optimizer);
+
+// Exercise 4 — a learning-rate schedule, and one SGD step with gradients clipped by their
+// global norm (what a transformer's training loop does around a plain optimizer step).
+//
+// The schedule: linear warmup to the peak `lr`, then cosine decay to `min_lr`.
+// Requires 0 <= warmup < total.
+struct Schedule {
+  double lr;       // the peak learning rate, reached at the end of the warmup
+  int64_t warmup;  // how many steps the warmup lasts (0: none)
+  int64_t total;   // the step at which the decay ends; from there on, min_lr
+  double min_lr;   // where the decay ends
+};
+
+// The learning rate of step `step`, counted from 0 (the number of steps taken before it):
+//     step <  warmup:          lr * (step + 1) / warmup
+//     warmup <= step < total:  min_lr + (lr - min_lr) * (1 + cos(pi * t)) / 2,
+//                              where t = (step - warmup) / (total - warmup), in [0, 1)
+//     step >= total:           min_lr
+// So step 0 already moves (by lr / warmup), step warmup - 1 and step warmup both use the
+// peak lr, and the decay reaches min_lr at step `total`. With lr 0.1, warmup 4, total 12,
+// min_lr 0.01: steps 0, 1, 2, 3, 4 give 0.025, 0.05, 0.075, 0.1, 0.1; step 8 (t = 1/2)
+// gives 0.055; step 12 and later 0.01. Throws glass::Error when step < 0, warmup < 0 or
+// total <= warmup.
+double scheduled_lr(int64_t step, const Schedule& schedule);
+
+// One step, in this order, for the parameters p in params whose p.grad() is defined (the
+// others take no part: they count for nothing in the norm and do not move):
+//     norm = sqrt(sum over those p of sum(p.grad()^2))   — all gradients as one vector
+//     coef = max_norm / (norm + 1e-6)
+//     if coef < 1: p.grad() *= coef, in place, for every p   — the same factor for all
+//     p -= scheduled_lr(step, schedule) * p.grad(), in place: p stays the same tensor
+// max_norm > 0. Returns norm, taken before clipping (what clip_grad_norm_ returns: worth
+// logging, as a sudden jump in it is the first sign of a diverging run). The gradients are
+// left clipped, as torch.nn.utils.clip_grad_norm_ leaves them. Everything under
+// NoGradGuard: nothing here may become part of a graph.
+double clipped_scheduled_sgd_step(const std::vector<Tensor>& params, double max_norm, int64_t step,
+                                  const Schedule& schedule);
 
 }  // namespace glass::lesson06

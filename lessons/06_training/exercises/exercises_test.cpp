@@ -2,18 +2,22 @@
 // accuracy metric on hand-made logits (ties included), the hand-written SGD step against
 // glass::optim::SGD step by step, and the training loop against a reference loop, by its
 // returned mean, and by training a real classifier on Fashion-MNIST (skipped where Debian's
-// dataset-fashion-mnist is not installed). Built against solution.cpp or student.cpp
-// (GLASS_EXERCISES).
+// dataset-fashion-mnist is not installed); the learning-rate schedule against hand-computed
+// values and the clipped step against nn::utils::clip_grad_norm_ and a plain SGD step. Built
+// against solution.cpp or student.cpp (GLASS_EXERCISES).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <numbers>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "../../common/answer_symbols.h"
 #include "exercises.h"
+#include "nn/utils/clip_grad.h"
 #include "wrong_answers.h"
 
 namespace glass::lesson06 {
@@ -301,6 +305,215 @@ TEST(Exercise3TrainOneEpoch, LearnsFashionMnist) {
                           << "% after 2 epochs (chance is 10%)";
 }
 
+// ---- exercise 4 ------------------------------------------------------------------------
+
+using LrFunction = std::function<double(int64_t, const Schedule&)>;
+using StepFunction =
+    std::function<double(const std::vector<Tensor>&, double, int64_t, const Schedule&)>;
+
+// "" or, for the first value of `lr_of` that is not the hand-computed one, what differs.
+// The numbers were worked out on paper from the formula in exercises.h (cos(pi/4) = sqrt(2)/2,
+// cos(pi/3) = 1/2), not by running it.
+std::string lr_mismatch(const LrFunction& lr_of) {
+  const Schedule usual{.lr = 0.1, .warmup = 4, .total = 12, .min_lr = 0.01};
+  const Schedule no_warmup{.lr = 1.0, .warmup = 0, .total = 3, .min_lr = 0.0};
+  const Schedule one_step_warmup{.lr = 3e-4, .warmup = 1, .total = 2, .min_lr = 3e-5};
+  struct Case {
+    const Schedule& schedule;
+    int64_t step;
+    double want;
+    const char* why;
+  };
+  const Case cases[] = {
+      {usual, 0, 0.025, "warmup: the first step takes 1/4 of the peak, not 0"},
+      {usual, 1, 0.05, "warmup: 2/4 of the peak"},
+      {usual, 3, 0.1, "the warmup's last step reaches the peak"},
+      {usual, 4, 0.1, "t = 0: the decay starts from the peak"},
+      {usual, 6, 0.08681980515339464, "t = 1/4: 0.01 + 0.09 (1 + sqrt(2)/2) / 2"},
+      {usual, 8, 0.055, "t = 1/2: halfway from 0.1 to 0.01"},
+      {usual, 10, 0.02318019484660536, "t = 3/4: 0.01 + 0.09 (1 - sqrt(2)/2) / 2"},
+      {usual, 12, 0.01, "step total: min_lr"},
+      {usual, 1000, 0.01, "after total: min_lr"},
+      {no_warmup, 0, 1.0, "warmup 0: the peak at once"},
+      {no_warmup, 1, 0.75, "t = 1/3: (1 + 1/2) / 2"},
+      {no_warmup, 2, 0.25, "t = 2/3: (1 - 1/2) / 2"},
+      {no_warmup, 3, 0.0, "step total: min_lr"},
+      {one_step_warmup, 0, 3e-4, "warmup 1: its one step is at the peak already"},
+      {one_step_warmup, 1, 3e-4, "t = 0 again"},
+      {one_step_warmup, 2, 3e-5, "step total: min_lr"},
+  };
+  for (const Case& c : cases) {
+    const double got = lr_of(c.step, c.schedule);
+    if (!(std::abs(got - c.want) <= 1e-12)) {
+      std::ostringstream out;
+      out.precision(15);
+      out << "scheduled_lr(step " << c.step << ", lr " << c.schedule.lr << ", warmup "
+          << c.schedule.warmup << ", total " << c.schedule.total << ", min_lr " << c.schedule.min_lr
+          << ") = " << got << ", want " << c.want << " (" << c.why << ")";
+      return out.str();
+    }
+  }
+  return "";
+}
+
+// The learning rate the reference step uses: the formula of exercises.h, written here again.
+double reference_lr(int64_t step, const Schedule& s) {
+  if (step < s.warmup) return s.lr * static_cast<double>(step + 1) / static_cast<double>(s.warmup);
+  if (step >= s.total) return s.min_lr;
+  const double t = static_cast<double>(step - s.warmup) / static_cast<double>(s.total - s.warmup);
+  return s.min_lr + (s.lr - s.min_lr) * (1 + std::cos(std::numbers::pi * t)) / 2;
+}
+
+// Parameters of several shapes and two dtypes, drawn after manual_seed(seed): the last one,
+// (2, 2), never gets a gradient.
+std::vector<Tensor> several_parameters(uint64_t seed) {
+  manual_seed(seed);
+  return {randn({4, 3}).requires_grad_(),
+          randn({3}).requires_grad_(),
+          randn({}).requires_grad_(),
+          randn({2, 3, 2}).requires_grad_(),
+          randn({5}).to(kDouble).requires_grad_(),
+          randn({2, 2}).requires_grad_()};
+}
+
+// "" or the first way `step_fn` differs from the reference — nn::utils::clip_grad_norm_, then
+// p -= lr * grad with the schedule's lr — over steps 0 to 9 of a schedule with warmup 3 and
+// total 8 (so crossing both boundaries), max_norm 1, with gradients whose global norm is set
+// to go above and below 1 in turn. The two copies of the parameters get the same gradients.
+std::string step_mismatch(const StepFunction& step_fn) {
+  const Schedule schedule{.lr = 0.1, .warmup = 3, .total = 8, .min_lr = 0.01};
+  const double max_norm = 1.0;
+  const double norms[] = {5.0, 0.3, 2.0, 0.5, 10.0, 0.2, 1.5, 0.8, 3.0, 0.1};
+  std::vector<Tensor> reference = several_parameters(21), mine = several_parameters(21);
+  const size_t with_grad = reference.size() - 1;
+  manual_seed(22);
+  for (int64_t step = 0; step < 10; ++step) {
+    // Random gradients, scaled so that all of them as one vector have norm norms[step].
+    std::vector<Tensor> grads;
+    double squares = 0;
+    for (size_t i = 0; i < with_grad; ++i) {
+      grads.push_back(randn(reference[i].sizes()).to(reference[i].dtype()));
+      squares += (grads[i].to(kDouble) * grads[i].to(kDouble)).sum().item<double>();
+    }
+    for (size_t i = 0; i < with_grad; ++i) {
+      Tensor g = grads[i] * (norms[step] / std::sqrt(squares));
+      reference[i].mutable_grad() = g.clone();
+      mine[i].mutable_grad() = g.clone();
+    }
+    const double want_norm = nn::utils::clip_grad_norm_(reference, max_norm);
+    {
+      NoGradGuard no_grad;
+      for (size_t i = 0; i < with_grad; ++i)
+        reference[i].sub_(reference[i].grad(), reference_lr(step, schedule));
+    }
+    const double norm = step_fn(mine, max_norm, step, schedule);
+    std::ostringstream out;
+    out << "step " << step << " (lr " << reference_lr(step, schedule) << ", gradient norm "
+        << norms[step] << (norms[step] > max_norm ? ", clipped to " : ", under ") << max_norm
+        << "): ";
+    if (!(std::abs(norm - want_norm) <= 1e-5 * want_norm))
+      return out.str() + "returned " + std::to_string(norm) + ", want the norm before clipping, " +
+             std::to_string(want_norm);
+    for (size_t i = 0; i < with_grad; ++i)
+      if (!mine[i].grad().defined() || max_diff(mine[i].grad(), reference[i].grad()) > 1e-6)
+        return out.str() + "gradient " + std::to_string(i) +
+               " is not what clip_grad_norm_ leaves (one factor for all gradients, when the "
+               "global norm is over max_norm)";
+    for (size_t i = 0; i < with_grad; ++i)
+      if (const double diff = max_diff(mine[i], reference[i]); diff > 1e-5) {
+        out << "parameter " << i << " (sizes " << reference[i].sizes()
+            << ") differs from the reference by " << diff;
+        return out.str();
+      }
+    if (mine.back().grad().defined() || max_diff(mine.back(), reference.back()) != 0)
+      return out.str() + "the parameter without a gradient moved or got one";
+  }
+  return "";
+}
+
+TEST(Exercise4ClippedScheduledSgd, TheScheduleAtHandComputedSteps) {
+  EXPECT_EQ(lr_mismatch(scheduled_lr), "");
+}
+
+TEST(Exercise4ClippedScheduledSgd, TheScheduleChecksItsArguments) {
+  const Schedule usual{.lr = 0.1, .warmup = 4, .total = 12, .min_lr = 0.01};
+  EXPECT_DOUBLE_EQ(scheduled_lr(0, usual), 0.025) << "a valid schedule does not throw";
+  EXPECT_THROW(scheduled_lr(-1, usual), Error) << "a negative step";
+  EXPECT_THROW(scheduled_lr(0, Schedule{.lr = 0.1, .warmup = 4, .total = 4, .min_lr = 0}), Error)
+      << "total == warmup: no decay to divide by";
+  EXPECT_THROW(scheduled_lr(0, Schedule{.lr = 0.1, .warmup = 5, .total = 4, .min_lr = 0}), Error)
+      << "total < warmup";
+  EXPECT_THROW(scheduled_lr(0, Schedule{.lr = 0.1, .warmup = -1, .total = 4, .min_lr = 0}), Error)
+      << "a negative warmup";
+}
+
+TEST(Exercise4ClippedScheduledSgd, HandWorkedExample) {
+  // Two parameters whose gradients, [3] and [4], have global norm 5: over max_norm 1 they
+  // become [0.6] and [0.8] (each gradient alone is over 1 too, but clipping each by its own
+  // norm would give [1] and [1]). Step 8 of the usual schedule: lr 0.055.
+  const Schedule usual{.lr = 0.1, .warmup = 4, .total = 12, .min_lr = 0.01};
+  Tensor a = tensor({1.0}, kDouble).requires_grad_(), b = tensor({2.0}, kDouble).requires_grad_();
+  a.mutable_grad() = tensor({3.0}, kDouble);
+  b.mutable_grad() = tensor({4.0}, kDouble);
+  EXPECT_NEAR(clipped_scheduled_sgd_step({a, b}, 1.0, 8, usual), 5.0, 1e-12);
+  EXPECT_NEAR(a.grad().item<double>(), 0.6, 1e-6);
+  EXPECT_NEAR(b.grad().item<double>(), 0.8, 1e-6);
+  EXPECT_NEAR(a.item<double>(), 1 - 0.055 * 0.6, 1e-7);  // 0.967
+  EXPECT_NEAR(b.item<double>(), 2 - 0.055 * 0.8, 1e-7);  // 1.956
+  // Under the bound only the schedule acts: gradient [0.3, 0.4] (norm 0.5), step 0: lr 0.025.
+  Tensor c = tensor({1.0, 2.0}, kDouble).requires_grad_();
+  c.mutable_grad() = tensor({0.3, 0.4}, kDouble);
+  EXPECT_NEAR(clipped_scheduled_sgd_step({c}, 1.0, 0, usual), 0.5, 1e-12);
+  EXPECT_LT(max_diff(c.grad(), tensor({0.3, 0.4}, kDouble)), 1e-15) << "no clipping under 1";
+  EXPECT_LT(max_diff(c, tensor({0.9925, 1.99}, kDouble)), 1e-12) << c;
+}
+
+TEST(Exercise4ClippedScheduledSgd, MatchesClipGradNormAndSgdAcrossTheSchedule) {
+  EXPECT_EQ(step_mismatch(clipped_scheduled_sgd_step), "");
+}
+
+TEST(Exercise4ClippedScheduledSgd, UpdatesInPlaceWithoutRecordingAGraph) {
+  nn::Sequential model = small_mlp(4, 6, 2, 13);
+  std::vector<Tensor> params = model->parameters();
+  const Tensor weight = params[0];
+  const void* storage = weight.data_ptr();
+  const uint32_t version = weight._version();
+  Tensor before = weight.detach().clone();
+  manual_seed(14);
+  Tensor x = randn({8, 4}) * 10, y = randint(0, 2, {8});  // * 10: gradients worth clipping
+  fresh_backward(params, [&] { return F::cross_entropy(model(x), y); });
+  const Schedule schedule{.lr = 0.1, .warmup = 2, .total = 10, .min_lr = 0};
+  EXPECT_EQ(nodes_recorded([&] { clipped_scheduled_sgd_step(params, 0.1, 3, schedule); }), 0)
+      << "clip and update under NoGradGuard";
+  EXPECT_GT(max_diff(weight, before), 0) << "the model's own weight did not change";
+  EXPECT_EQ(weight.data_ptr(), storage) << "update p in place (p.sub_), not by assignment";
+  EXPECT_GT(weight._version(), version);
+  EXPECT_TRUE(weight.requires_grad());
+  EXPECT_EQ(weight.grad_fn(), nullptr) << "the parameter must stay a leaf";
+  fresh_backward(params, [&] { return F::cross_entropy(model(x), y); });
+  EXPECT_TRUE(weight.grad().defined()) << "the model still trains";
+}
+
+// The grader's own checks: each wrong answer of wrong_answers.h fails it, at the place its
+// mistake shows (not counted as exercise 4's: they test the tests, not your code).
+TEST(Exercise4ClippedScheduledSgd, TheGraderRejectsAWarmupOffByOne) {
+  const std::string lr = lr_mismatch(wrong::scheduled_lr_warmup_off_by_one);
+  EXPECT_TRUE(lr.starts_with("scheduled_lr(step 0,")) << lr;
+  const std::string step = step_mismatch(wrong::step_warmup_off_by_one);
+  EXPECT_TRUE(step.starts_with("step 0 ") && step.find("parameter 0") != std::string::npos) << step;
+}
+
+TEST(Exercise4ClippedScheduledSgd, TheGraderRejectsClippingEachParameterByItsOwnNorm) {
+  const std::string why = step_mismatch(wrong::step_clipping_each_parameter);
+  EXPECT_TRUE(why.starts_with("step 0 ") && why.find("gradient 0 is not") != std::string::npos)
+      << why;
+}
+
+TEST(Exercise4ClippedScheduledSgd, TheGraderRejectsClippingAfterTheUpdate) {
+  const std::string why = step_mismatch(wrong::step_clipping_after_the_update);
+  EXPECT_TRUE(why.starts_with("step 0 ") && why.find("parameter 0") != std::string::npos) << why;
+}
+
 // ---- the bans: what the compiled answers call ---------------------------------------------
 
 const std::vector<std::string> kBans1 = {"glass::Tensor::argmax(",
@@ -313,12 +526,17 @@ const std::vector<std::string> kBans1 = {"glass::Tensor::argmax(",
                                          "glass::min(glass::Tensor const&, long",
                                          "glass::ops::max_dim"};
 const std::vector<std::string> kBans2 = {"glass::optim::"};
+const std::vector<std::string> kBans4 = {
+    "glass::nn::utils::clip_grad_norm_", "glass::nn::utils::clip_grad_value_",
+    "glass::nn::utils::detail::", "glass::distributed::", "glass::optim::"};
 
 // "" or "exercise N must not call X. " for each banned call the exercise's function in
 // `object` makes, itself or through its helpers and lambdas.
 std::string banned_calls(const std::string& object, const std::string& ns) {
   return lessons::exercise_calls_banned(object, 1, ns + "accuracy(", kBans1) +
-         lessons::exercise_calls_banned(object, 2, ns + "sgd_momentum_step(", kBans2);
+         lessons::exercise_calls_banned(object, 2, ns + "sgd_momentum_step(", kBans2) +
+         lessons::exercise_calls_banned(object, 4, ns + "scheduled_lr(", kBans4) +
+         lessons::exercise_calls_banned(object, 4, ns + "clipped_scheduled_sgd_step(", kBans4);
 }
 
 TEST(Lesson06Bans, TheAnswersCallNoBannedFunction) {
@@ -338,10 +556,20 @@ TEST(Lesson06Bans, TheSymbolCheckCatchesEachBannedCall) {
   const std::string sgd =
       exercise_calls_banned(object, 2, wrong + "sgd_momentum_step_by_optim(", kBans2);
   EXPECT_NE(sgd.find("exercise 2 must not call glass::optim::SGD::"), std::string::npos) << sgd;
+  const std::string clip =
+      exercise_calls_banned(object, 4, wrong + "step_by_clip_grad_norm(", kBans4);
+  EXPECT_TRUE(clip.starts_with("exercise 4 must not call glass::nn::utils::clip_grad_norm_("))
+      << clip;
+  // Exercise 4's other wrong answers call nothing banned: the grader rejects them by value.
+  for (const char* numeric : {"step_warmup_off_by_one(", "step_clipping_each_parameter(",
+                              "step_clipping_after_the_update("})
+    EXPECT_EQ(exercise_calls_banned(object, 4, wrong + numeric, kBans4), "") << numeric;
   // The wrong accuracies are right: only the symbol check tells them apart.
   Tensor logits = tensor({{1.0, 1.0, 0.0}, {0.0, 2.0, 2.0}});
   EXPECT_DOUBLE_EQ(wrong::accuracy_by_argmax(logits, tensor({int64_t{0}, 1})), 1.0);
   EXPECT_DOUBLE_EQ(wrong::accuracy_by_max_dim(logits, tensor({int64_t{0}, 1})), 1.0);
+  // So is the step through clip_grad_norm_: it passes exercise 4's grader.
+  EXPECT_EQ(step_mismatch(wrong::step_by_clip_grad_norm), "");
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 // student.cpp before reading these.
 #include "exercises.h"
 
+#include <cmath>
+#include <numbers>
+
 namespace glass::lesson06 {
 
 namespace F = nn::functional;
@@ -65,6 +68,40 @@ double train_one_epoch(nn::Sequential& model, data::DataLoader& loader,
     examples += b;
   }
   return loss_sum / static_cast<double>(examples);
+}
+
+// ---- exercise 4 ------------------------------------------------------------------------
+
+double scheduled_lr(int64_t step, const Schedule& schedule) {
+  const auto& [lr, warmup, total, min_lr] = schedule;
+  GLASS_CHECK(step >= 0 && warmup >= 0 && total > warmup, "scheduled_lr(): expected step >= 0 ",
+              "and 0 <= warmup < total, got step ", step, ", warmup ", warmup, ", total ", total);
+  if (step < warmup)  // 1/warmup, 2/warmup, ..., 1 of the peak: the first step already moves
+    return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+  if (step >= total) return min_lr;
+  const double t = static_cast<double>(step - warmup) / static_cast<double>(total - warmup);
+  return min_lr + (lr - min_lr) * (1 + std::cos(std::numbers::pi * t)) / 2;  // 1 → 0 over t
+}
+
+double clipped_scheduled_sgd_step(const std::vector<Tensor>& params, double max_norm, int64_t step,
+                                  const Schedule& schedule) {
+  const double lr = scheduled_lr(step, schedule);  // checks the schedule before anything moves
+  NoGradGuard no_grad;        // clipping and the update are bookkeeping, not part of the model
+  std::vector<Tensor> grads;  // handles: the parameters' own .grad() tensors
+  for (const Tensor& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  // The norm of all gradients laid end to end as one vector: the squares of every
+  // element of every gradient, summed, then one square root. (Clipping each gradient by
+  // its own norm would change the update's direction; one factor for all keeps it.)
+  double squares = 0;
+  for (const Tensor& g : grads) squares += (g * g).sum().item<double>();
+  const double norm = std::sqrt(squares);
+  const double coef = max_norm / (norm + 1e-6);  // 1e-6: no division by zero at norm 0
+  if (coef < 1)
+    for (Tensor& g : grads) g.mul_(coef);  // in place: p.grad() itself is clipped
+  for (const Tensor& p : params)
+    if (p.grad().defined()) Tensor(p).sub_(p.grad(), lr);  // p -= lr * grad, in place
+  return norm;
 }
 
 }  // namespace glass::lesson06

@@ -31,4 +31,16 @@ double train_one_epoch([[maybe_unused]] nn::Sequential& model,
   throw glass::Error("exercise 3: not implemented yet — see README");
 }
 
+// ---- exercise 4 ------------------------------------------------------------------------
+
+double scheduled_lr([[maybe_unused]] int64_t step, [[maybe_unused]] const Schedule& schedule) {
+  throw glass::Error("exercise 4: not implemented yet — see README");
+}
+
+double clipped_scheduled_sgd_step([[maybe_unused]] const std::vector<Tensor>& params,
+                                  [[maybe_unused]] double max_norm, [[maybe_unused]] int64_t step,
+                                  [[maybe_unused]] const Schedule& schedule) {
+  throw glass::Error("exercise 4: not implemented yet — see README");
+}
+
 }  // namespace glass::lesson06
