@@ -65,7 +65,7 @@ fi
 # The suites of lessons that name them after the function rather than Exercise<N>.
 suite_exercise() {  # lesson suite -> exercise number, or nothing
   case "$1:$2" in
-    07:NodesPerModule) echo 1 ;; 07:LargestGradientNode) echo 2 ;; 07:StorageAddress) echo 3 ;;
+    07:NodesPerModule) echo 1 ;; 07:LargestGradientNode) echo 2 ;;
     10:Lesson10Ring) echo 1 ;; 10:Lesson10Hooks) echo 2 ;; 10:Lesson10Sampler) echo 3 ;;
     11:Lesson11ShardRows) echo 1 ;; 11:Lesson11ReduceScatter) echo 2 ;;
     11:Lesson11ShardForward) echo 3 ;;

@@ -5,9 +5,9 @@
 //   cmake -B build -DGLASS_EXERCISES=student && cmake --build build && ctest --test-dir build -R
 //   lesson_07
 // Use what lessons 01 to 06 teach and the viewer's plain data: viz::Snapshot's nodes
-// (GraphNode::module, GraphNode::grad) and a tensor's sizes(), strides() and
-// storage_offset(). Each answer is a loop over data the viewer already collected; none of
-// them needs the graph itself, Graphviz or a window.
+// (GraphNode::module, GraphNode::label, GraphNode::grad), viz::snapshot_with_gradients and
+// viz::grad_stats. Each answer is a loop over data the viewer collects; none of them needs
+// the graph itself, Graphviz or a window.
 #pragma once
 
 #include <glass/glass.h>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "viewer/app/stride.h"
+#include "viewer/recorders.h"
 #include "viewer/snapshot.h"
 
 namespace glass::lesson07 {
@@ -36,14 +36,20 @@ std::map<std::string, int> nodes_per_module(const viz::Snapshot& s);
 // recorded gradient with a non-NaN norm.
 int largest_gradient_node(const viz::Snapshot& s);
 
-// Exercise 3 — the address formula, by hand.
-// Returns the storage index of element `index` of lab.view():
-//   storage_offset + index[0]*stride[0] + index[1]*stride[1] + ...
-// computed from the view's sizes(), strides() and storage_offset(): not with
-// lab.storage_index, which the tests compare you with, nor glass::storage_index (both wrap
-// a negative index); the tests read your compiled file and fail with "exercise 3 must not
-// call X" when you call one. Throws glass::Error when `index` has the wrong number of
-// entries or an entry outside [0, size) of its dim (negative entries included).
-int64_t storage_address(const viz::app::StrideLab& lab, const std::vector<int64_t>& index);
+// Exercise 3 — where do the gradients vanish?
+// `model` holds Linear layers (parameters "<path>.weight" and "<path>.bias", e.g.
+// "0.weight" in an nn::Sequential), and `loss` is a one-element tensor computed from its
+// forward, not backwarded yet. Take the snapshot with gradients,
+//   viz::snapshot_with_gradients(loss, {.module = &model}),
+// whose leaf nodes carry the parameter names as labels and the gradient each received;
+// then, for every weight, divide the norm of the gradient it received by the weight's own
+// norm (viz::grad_stats(w).norm reads any tensor). Returns the path of the module whose
+// weight has the smallest ratio ("0"): where an update changes the weights least,
+// relative to their size. Every weight of the models the tests use receives a gradient,
+// none is all zeros, and no two ratios tie.
+// The gradients must come from the snapshot: not from loss.backward(), autograd's
+// backward() or grad(), nor a tensor's grad(); the tests read your compiled file and fail
+// with "exercise 3 must not call X" when you call one.
+std::string vanishing_layer(nn::Module& model, const Tensor& loss);
 
 }  // namespace glass::lesson07

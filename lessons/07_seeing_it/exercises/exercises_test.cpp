@@ -1,6 +1,7 @@
 // lessons/07_seeing_it/exercises/exercises_test.cpp — grades lesson 07's exercises on the
 // viewer's own demos (viewer/demos.h: the earlier lessons' models, built from a fixed
-// seed) and on small snapshots made by hand, whose answers can be read off. Built against
+// seed), on small snapshots made by hand, whose answers can be read off, and (exercise 3)
+// on sigmoid MLPs whose answer autograd::grad computes without the viewer. Built against
 // solution.cpp or student.cpp (GLASS_EXERCISES).
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -114,100 +116,141 @@ TEST(LargestGradientNode, TanhMlpIsTheBias) {
 
 // ---- exercise 3 ------------------------------------------------------------------------------
 
-// Calls f on every index of a tensor of these sizes, in row-major order.
-void each_index(const std::vector<int64_t>& sizes,
-                const std::function<void(std::vector<int64_t>&)>& f) {
-  std::vector<int64_t> idx(sizes.size(), 0);
-  for (int64_t s : sizes)
-    if (s == 0) return;
-  while (true) {
-    f(idx);
-    size_t d = sizes.size();
-    while (d > 0) {
-      --d;
-      if (++idx[d] < sizes[d]) break;
-      idx[d] = 0;
-      if (d == 0) return;
+// A stack of Linear layers, each but the last followed by a Sigmoid, with widths[k] ->
+// widths[k + 1]; layer k's weight scaled by scales[k] (a large weight saturates the sigmoid
+// after it), and the MSE loss on a batch of 8 random inputs and targets.
+struct VanishCase {
+  std::string name;
+  std::vector<int64_t> widths;
+  std::vector<double> scales;
+};
+
+struct Built {
+  nn::Sequential model;
+  Tensor loss;
+};
+
+Built build(const VanishCase& c, uint64_t seed) {
+  manual_seed(seed);
+  nn::Sequential model;
+  for (size_t k = 0; k + 1 < c.widths.size(); ++k) {
+    nn::Linear layer(c.widths[k], c.widths[k + 1]);
+    {
+      NoGradGuard no_grad;
+      layer->weight.mul_(c.scales[k]);
     }
-    if (sizes.empty()) return;
+    model->push_back(layer);
+    if (k + 2 < c.widths.size()) model->push_back(nn::Sigmoid());
   }
+  Tensor x = randn({8, c.widths.front()});
+  Tensor target = rand({8, c.widths.back()});
+  Tensor loss = nn::functional::mse_loss(model->forward(x), target);
+  return {model, loss};
 }
 
-void expect_every_cell_matches(const viz::app::StrideLab& lab) {
-  std::vector<int64_t> sizes(lab.view().sizes().begin(), lab.view().sizes().end());
-  int cells = 0;
-  each_index(sizes, [&](std::vector<int64_t>& idx) {
-    ++cells;
-    EXPECT_EQ(storage_address(lab, idx), lab.storage_index(idx))
-        << lab.expression() << " at cell " << ::testing::PrintToString(idx);
-  });
-  EXPECT_EQ(cells, lab.view().numel());
+// The norm of t, in double, with plain tensor ops.
+double norm_of(const Tensor& t) { return t.to(kDouble).pow(2).sum().sqrt().item<double>(); }
+
+// The answer, computed without the viewer: autograd::grad of the loss with respect to
+// every weight (keeping the graph for the answer under test), each norm divided by its
+// weight's.
+std::string reference_layer(nn::Module& model, const Tensor& loss) {
+  std::vector<std::string> paths;
+  std::vector<Tensor> weights;
+  for (const auto& [name, w] : model.named_parameters()) {
+    if (!name.ends_with(".weight")) continue;
+    paths.push_back(name.substr(0, name.size() - 7));
+    weights.push_back(w);
+  }
+  const std::vector<Tensor> grads = autograd::grad({loss}, weights, {}, /*retain_graph=*/true);
+  size_t best = 0;
+  std::vector<double> ratios;
+  for (size_t k = 0; k < weights.size(); ++k) {
+    ratios.push_back(norm_of(grads[k]) / norm_of(weights[k]));
+    if (ratios[k] < ratios[best]) best = k;
+  }
+  return paths[best];
 }
 
-TEST(StorageAddress, TheLessonsWalk) {
-  viz::app::StrideLab lab;
-  lab.reset(arange(12).view({3, 4}), "a");
-  EXPECT_EQ(storage_address(lab, {1, 2}), 6);
-  expect_every_cell_matches(lab);
-  lab.transpose(0, 1);
-  EXPECT_EQ(storage_address(lab, {1, 2}), 9);
-  expect_every_cell_matches(lab);
-  lab.slice(0, 1, 4, 2);
-  EXPECT_EQ(storage_address(lab, {1, 2}), 11);
-  expect_every_cell_matches(lab);
+const std::vector<VanishCase>& vanish_cases() {
+  static const std::vector<VanishCase> cases = {
+      {"deep sigmoid stack", {16, 16, 16, 16, 16, 16, 16}, {1, 1, 1, 1, 1, 1}},
+      {"wide first layer", {256, 8, 8, 8}, {1, 1, 1}},
+      {"a saturated middle layer", {8, 8, 8, 8, 8, 8}, {1, 1, 12, 1, 1}},
+      {"a saturated last hidden layer", {8, 8, 8, 8, 8}, {1, 1, 1, 12}},
+      {"large weights everywhere", {8, 8, 8, 8}, {6, 6, 6}},
+  };
+  return cases;
 }
 
-TEST(StorageAddress, OffsetsExpandAndThreeDims) {
-  viz::app::StrideLab lab;
-  lab.reset(arange(24).view({2, 3, 4}), "t");
-  expect_every_cell_matches(lab);
-  lab.permute({2, 0, 1});
-  expect_every_cell_matches(lab);
-  lab.select(1, 1);  // a storage offset of 12
-  EXPECT_EQ(lab.view().storage_offset(), 12);
-  expect_every_cell_matches(lab);
-  viz::app::StrideLab row;
-  row.reset(arange(4).view({1, 4}), "r");
-  row.expand({3, 4});  // stride 0: every row reads the same cells
-  EXPECT_EQ(storage_address(row, {2, 3}), 3);
-  expect_every_cell_matches(row);
+using VanishingLayerFn = std::string (*)(nn::Module&, const Tensor&);
+
+// "" or the first case (and seed) where `fn` names another layer than the reference.
+std::string grade_vanishing_layer(VanishingLayerFn fn) {
+  for (const VanishCase& c : vanish_cases()) {
+    for (uint64_t seed = 0; seed < 3; ++seed) {
+      Built b = build(c, seed);
+      const std::string want = reference_layer(*b.model, b.loss);
+      const std::string got = fn(*b.model, b.loss);
+      if (got != want)
+        return c.name + " (seed " + std::to_string(seed) + "): you say \"" + got +
+               "\", the gradients say \"" + want + "\"";
+    }
+  }
+  return "";
 }
 
-TEST(StorageAddress, RejectsBadIndices) {
-  viz::app::StrideLab lab;
-  lab.reset(arange(12).view({3, 4}), "a");
-  ASSERT_EQ(storage_address(lab, {2, 3}), 11);  // a valid index first: a stub throws for all
-  EXPECT_THROW(storage_address(lab, {1}), glass::Error);
-  EXPECT_THROW(storage_address(lab, {1, 2, 0}), glass::Error);
-  EXPECT_THROW(storage_address(lab, {3, 0}), glass::Error);
-  EXPECT_THROW(storage_address(lab, {0, -1}), glass::Error);
-  EXPECT_THROW(storage_address(lab, {-1, 0}), glass::Error);
+TEST(Exercise3VanishingLayer, ADeepSigmoidStackVanishesAtTheBottom) {
+  // Each sigmoid multiplies the gradient by at most 1/4 on its way down: the first layer
+  // gets the least.
+  Built b = build(vanish_cases()[0], 0);
+  EXPECT_EQ(vanishing_layer(*b.model, b.loss), "0");
+}
+
+TEST(Exercise3VanishingLayer, MatchesTheGradientsOnEveryModel) {
+  EXPECT_EQ(grade_vanishing_layer(vanishing_layer), "");
+}
+
+TEST(Exercise3VanishingLayer, TheModelsDoNotAllVanishInOnePlace) {
+  std::set<std::string> answers;
+  for (const VanishCase& c : vanish_cases()) {
+    Built b = build(c, 0);
+    answers.insert(reference_layer(*b.model, b.loss));
+  }
+  EXPECT_GE(answers.size(), 2u) << "a grader whose answer is always the same layer proves little";
+}
+
+TEST(Exercise3VanishingLayer, TheGraderRejectsEachWrongRule) {
+  EXPECT_NE(grade_vanishing_layer(wrong::vanishing_layer_absolute), "");
+  EXPECT_NE(grade_vanishing_layer(wrong::vanishing_layer_largest), "");
+  EXPECT_NE(grade_vanishing_layer(wrong::vanishing_layer_first), "");
+  // The gradients from backward(): the right layer, caught by the symbol check.
+  EXPECT_EQ(grade_vanishing_layer(wrong::vanishing_layer_by_backward), "");
 }
 
 // ---- the bans: what the compiled answers call ---------------------------------------------
 
-// Exercise 3 is lesson 02's exercise 1 on the stride lab's view: it bans what that one
-// bans, the library's address formula, and the lab's own.
-const std::vector<std::string> kBans3 = {"glass::storage_index(",
-                                         "glass::viz::app::StrideLab::storage_index("};
+// Exercise 3 reads the gradients from the snapshot, not from a backward of its own. (Its
+// function returns a std::string, so its demangled name reads vanishing_layer[abi:cxx11](
+// under libstdc++: the prefix stops before the bracket.)
+const std::vector<std::string> kBans3 = {"glass::Tensor::backward(", "glass::Tensor::grad(",
+                                         "glass::autograd::backward(", "glass::autograd::grad("};
 
 TEST(Lesson07Bans, TheAnswersCallNoBannedFunction) {
   EXPECT_EQ(lessons::exercise_calls_banned(GLASS_LESSON07_ANSWERS_OBJECT, 3,
-                                           "glass::lesson07::storage_address(", kBans3),
+                                           "glass::lesson07::vanishing_layer", kBans3),
             "")
       << GLASS_LESSON07_ANSWERS_OBJECT;
 }
 
 TEST(Lesson07Bans, TheSymbolCheckCatchesEachBannedCall) {
-  const std::string object = GLASS_LESSON07_WRONG_OBJECT;
-  const std::string lab = lessons::exercise_calls_banned(
-      object, 3, "glass::lesson07::wrong::storage_address_by_lab(", kBans3);
-  EXPECT_TRUE(
-      lab.starts_with("exercise 3 must not call glass::viz::app::StrideLab::storage_index("))
-      << lab;
-  const std::string library = lessons::exercise_calls_banned(
-      object, 3, "glass::lesson07::wrong::storage_address_by_library(", kBans3);
-  EXPECT_TRUE(library.starts_with("exercise 3 must not call glass::storage_index(")) << library;
+  const std::string found =
+      lessons::exercise_calls_banned(GLASS_LESSON07_WRONG_OBJECT, 3,
+                                     "glass::lesson07::wrong::vanishing_layer_by_backward", kBans3);
+  EXPECT_NE(found.find("exercise 3 must not call glass::Tensor::backward("), std::string::npos)
+      << found;
+  EXPECT_NE(found.find("exercise 3 must not call glass::Tensor::grad("), std::string::npos)
+      << found;
 }
 
 }  // namespace

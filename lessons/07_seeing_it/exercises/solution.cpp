@@ -1,6 +1,7 @@
 // lessons/07_seeing_it/exercises/solution.cpp — the reference answers to lesson 07's
 // exercises (exercises.h has the contracts). Try them yourself first, in student.cpp.
 #include <cmath>
+#include <string>
 
 #include "exercises.h"
 
@@ -26,17 +27,23 @@ int largest_gradient_node(const viz::Snapshot& s) {
   return best;
 }
 
-int64_t storage_address(const viz::app::StrideLab& lab, const std::vector<int64_t>& index) {
-  const Tensor& v = lab.view();
-  GLASS_CHECK(static_cast<int64_t>(index.size()) == v.dim(), "storage_address: index has ",
-              index.size(), " entries for a view of ", v.dim(), " dims");
-  int64_t address = v.storage_offset();
-  for (size_t d = 0; d < index.size(); ++d) {
-    GLASS_CHECK(index[d] >= 0 && index[d] < v.sizes()[d], "storage_address: index ", index[d],
-                " is out of range for dim ", d, " of size ", v.sizes()[d]);
-    address += index[d] * v.strides()[d];
+std::string vanishing_layer(nn::Module& model, const Tensor& loss) {
+  const viz::Snapshot s = viz::snapshot_with_gradients(loss, {.module = &model});
+  const std::string suffix = ".weight";
+  std::string layer;
+  double smallest = 0;
+  for (const auto& [name, w] : model.named_parameters()) {
+    if (!name.ends_with(suffix)) continue;
+    // The leaf of a parameter is labelled with its name, and carries what it received.
+    const viz::GraphNode* leaf = s.find(name);
+    GLASS_CHECK(leaf != nullptr && leaf->grad, "vanishing_layer: ", name, " received no gradient");
+    const double ratio = leaf->grad->norm / viz::grad_stats(w).norm;
+    if (layer.empty() || ratio < smallest) {
+      layer = name.substr(0, name.size() - suffix.size());
+      smallest = ratio;
+    }
   }
-  return address;
+  return layer;
 }
 
 }  // namespace glass::lesson07

@@ -17,8 +17,8 @@ int largest_gradient_node([[maybe_unused]] const viz::Snapshot& s) {
   throw glass::Error("exercise 2: not implemented yet — see README");
 }
 
-int64_t storage_address([[maybe_unused]] const viz::app::StrideLab& lab,
-                        [[maybe_unused]] const std::vector<int64_t>& index) {
+std::string vanishing_layer([[maybe_unused]] nn::Module& model,
+                            [[maybe_unused]] const Tensor& loss) {
   throw glass::Error("exercise 3: not implemented yet — see README");
 }
 
