@@ -17,8 +17,8 @@ Tensor broadcast_add_by_plus(const Tensor& a, const Tensor& b);         // a + b
 
 // Exercise 4.
 ScalarType result_type_by_library(const std::vector<Operand>& operands);  // glass::result_type
-// promote_types over every operand, as if tiers did not exist: Long [3] * 0-dim Int32 and
-// Float [3] * 0-dim Double come out right, Int32 [3] * 0-dim Long does not.
+// promote_types over every operand, as if tiers did not exist: Long [3] * 0-dim Int32
+// comes out right, Int32 [3] * 0-dim Long does not (Long, not Int).
 ScalarType result_type_ignoring_tiers(const std::vector<Operand>& operands);
 // A floating Number counts as its own dtype: Long [3] * 2.5 becomes Double, not Float.
 ScalarType result_type_number_keeps_its_dtype(const std::vector<Operand>& operands);
