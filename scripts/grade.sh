@@ -57,7 +57,11 @@ if ((do_build)); then
     -DGLASS_BUILD_BENCH=OFF > "$build/grade-configure.log" 2>&1 ||
     { cat "$build/grade-configure.log"; echo "grade.sh: configuring failed" >&2; exit 1; }
   targets=()
-  for n in "${lessons[@]}"; do targets+=("lesson_${n}_exercises"); done
+  for n in "${lessons[@]}"; do
+    targets+=("lesson_${n}_exercises")
+    # A build that fails leaves the last good binary behind: it must not be graded.
+    rm -f "$build/lessons/lesson_${n}_exercises"
+  done
   # -k 0: one student file that does not compile must not stop the others.
   cmake --build "$build" --target "${targets[@]}" -- -k 0 > "$build/grade-build.log" 2>&1
 fi
@@ -72,69 +76,104 @@ suite_exercise() {  # lesson suite -> exercise number, or nothing
   esac
 }
 
-total_passed=0 total=0
+total_passed=0 total=0 trouble=0
 for n in "${lessons[@]}"; do
   name="${folder[$n]}"
   title="${name:3}"
   title="${title//_/ }"
   binary="$build/lessons/lesson_${n}_exercises"
+  # How many exercises the lesson has: its contract's "// Exercise N —" headings.
+  max="$(grep -cE '^// Exercise [0-9]+ ' "$root/lessons/$name/exercises/exercises.h")"
+  total=$((total + max))
   echo
   if [[ ! -x "$binary" ]]; then
-    # Its files did not compile: show the compiler's first errors for this lesson.
-    echo "lesson $n ($title): does not compile"
-    grep -A3 "lessons/$name/exercises/.*error" "$build/grade-build.log" 2>/dev/null | head -12 |
-      sed 's/^/    /'
-    count="$(grep -ho 'exercise [0-9]*:' "$root/lessons/$name"/exercises/student.* | sort -u | wc -l)"
-    total=$((total + count))
+    # Its files did not compile or link: the first errors for this lesson.
+    echo "lesson $n ($title): 0 of $max exercises pass — it does not compile"
+    { grep -A3 "lessons/$name/exercises/.*error" "$build/grade-build.log" 2>/dev/null ||
+      grep -m8 -E "error|undefined reference" "$build/grade-build.log" 2>/dev/null; } |
+      head -12 | sed 's/^/    /'
+    trouble=1
     continue
   fi
-  # One line per test: suite, test, ok|failed, and the first lines of its first failure.
-  results="$(timeout 900 "$binary" --gtest_color=no 2>&1 | awk '
-    /^\[ RUN      \] / { split($4, t, "."); suite = t[1]; test = t[2]; msg = ""; want = 0; next }
-    /^\[       OK \] / { print suite "\t" test "\tok\t"; want = 0; next }
-    /^\[  FAILED  \] .*\(/ { print suite "\t" test "\tfailed\t" msg; want = 0; next }
-    /: Failure$/ || /^unknown file: Failure/ { if (msg == "") want = 3; next }
-    want > 0 && NF > 0 { gsub(/\t/, " "); msg = msg (msg == "" ? "" : " / ") $0; want--; next }')"
+  # One line per test: suite, test, ok|failed|crashed, and its failure text (every
+  # failure's lines, joined by " / "). A test that started and never finished crashed the
+  # binary (or ran past the timeout). Result markers are matched anywhere on a line: a
+  # student's print without a newline may precede them.
+  out="$(timeout 900 "$binary" --gtest_color=no 2>&1)"
+  status=$?
+  results="$(printf '%s\n' "$out" | awk '
+    /\[ RUN      \] / { sub(/.*\[ RUN      \] /, ""); split($1, t, "."); suite = t[1];
+                        test = t[2]; msg = ""; running = 1; next }
+    /\[       OK \] / { if (running) print suite "\t" test "\tok\t"; running = 0; next }
+    /\[  FAILED  \] .*\(/ { if (running) print suite "\t" test "\tfailed\t" msg; running = 0;
+                             next }
+    running && NF > 0 && !/: Failure$/ { gsub(/\t/, " "); msg = msg (msg == "" ? "" : " / ") $0 }
+    END { if (running) print suite "\t" test "\tcrashed\t" msg }')"
   declare -A state=() why=()
-  max=0
-  while IFS=$'\t' read -r suite test status message; do
+  crashed=""
+  while IFS=$'\t' read -r suite test result message; do
     [[ -z "$suite" ]] && continue
     [[ "$test" == TheGraderRejects* || "$test" == TheSymbolCheck* || "$test" == TheRingCheck* ]] &&
-      continue
+      { [[ "$result" == ok ]] || { echo "  grader error: $suite.$test failed: ${message:0:300}"; trouble=1; }; continue; }
     ex=""
     if [[ "$suite$test" =~ Exercise([0-9]+) ]]; then ex="${BASH_REMATCH[1]}"; fi
     [[ -z "$ex" ]] && ex="$(suite_exercise "$n" "$suite")"
     if [[ -z "$ex" ]]; then
-      # A ban or source check: it names the exercise whose code called what it must not.
-      [[ "$status" == failed && "$message" =~ exercise\ ([0-9]+)\ must\ not ]] &&
-        ex="${BASH_REMATCH[1]}"
-      [[ -z "$ex" ]] && { [[ "$status" == failed ]] && echo "  (check $suite.$test failed: $message)"; continue; }
-    fi
-    ((ex > max)) && max=$ex
-    [[ -z "${state[$ex]:-}" ]] && state[$ex]=passed
-    if [[ "$status" == failed ]]; then
-      if [[ "$message" == *"not implemented yet"* ]]; then
-        state[$ex]="not attempted"
-      elif [[ "${state[$ex]}" == passed ]]; then
-        state[$ex]=failed
-        why[$ex]="$suite.$test: $message"
+      # A ban or source check: it names each exercise whose code called what it must not.
+      [[ "$result" == ok ]] && continue
+      bans="$(sed 's/\. exercise /.\nexercise /g' <<< "$message" |
+        grep -oE 'exercise [0-9]+ must not call [^/]*' | sed 's/[ ."]*$//')"
+      if [[ -z "$bans" ]]; then
+        echo "  grader error: $suite.$test ${result}: ${message:0:300}"
+        trouble=1
+        continue
       fi
+      while read -r ban; do
+        e="$(awk '{print $2}' <<< "$ban")"
+        [[ "${state[$e]:-passed}" == passed || "${state[$e]}" == failed ]] || continue
+        state[$e]=failed
+        why[$e]="${why[$e]:+${why[$e]}; }$ban"
+      done <<< "$bans"
+      continue
     fi
+    [[ -z "${state[$ex]:-}" ]] && state[$ex]=passed
+    case "$result" in
+      crashed)
+        state[$ex]=crashed
+        why[$ex]="$suite.$test never finished (a crash, or past the timeout): ${message:0:200}"
+        crashed=$ex ;;
+      failed)
+        if [[ "$message" == *"exercise $ex: not implemented yet"* ]]; then
+          [[ "${state[$ex]}" == passed ]] && state[$ex]="not attempted"
+        elif [[ "${state[$ex]}" == passed || "${state[$ex]}" == "not attempted" ]]; then
+          state[$ex]=failed
+          if [[ "$message" =~ exercise\ ([0-9]+):\ not\ implemented\ yet ]]; then
+            why[$ex]="it calls exercise ${BASH_REMATCH[1]}, which is not written yet"
+          else
+            why[$ex]="$suite.$test: $message"
+          fi
+        fi ;;
+    esac
   done <<< "$results"
+  if [[ -z "$crashed" && $status -ne 0 && $status -ne 1 ]]; then
+    echo "  the test program ended with status $status (a crash, or past the timeout)"
+    trouble=1
+  fi
   passed=0
   for ((e = 1; e <= max; e++)); do [[ "${state[$e]:-}" == passed ]] && passed=$((passed + 1)); done
   echo "lesson $n ($title): $passed of $max exercises pass"
   for ((e = 1; e <= max; e++)); do
-    case "${state[$e]:-not attempted}" in
+    case "${state[$e]:-}" in
       passed) echo "  exercise $e  passed" ;;
       "not attempted") echo "  exercise $e  not attempted" ;;
       failed) echo "  exercise $e  failed — ${why[$e]:0:300}" ;;
+      crashed) echo "  exercise $e  crashed — ${why[$e]:0:300}" ;;
+      *) echo "  exercise $e  not run (the test program stopped before its tests)"; trouble=1 ;;
     esac
   done
   total_passed=$((total_passed + passed))
-  total=$((total + max))
   unset state why
 done
 echo
 echo "total: $total_passed of $total exercises pass"
-((total_passed == total))
+((total_passed == total && trouble == 0))
