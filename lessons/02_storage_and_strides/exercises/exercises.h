@@ -8,7 +8,8 @@
 // Use only what lesson 02 teaches: sizes(), strides(), storage_offset(), dim(), size(),
 // numel(), storage().data(), element_size(), options(), empty() and as_strided(). Not
 // storage_index() (exercises 1 and 3), slice() or narrow() (exercise 2), contiguous(),
-// clone(), copy_(), to() or reshape() (exercise 3), view(), reshape() or the library's
+// clone(), copy_(), to(), to_copy(), pin_memory(), detail::copy_into() or reshape()
+// (exercise 3), view(), reshape() or the library's
 // stride search glass::view_strides() (exercise 4): the tests compare you with those, and
 // read your compiled file to fail with "exercise N must not call X" when you call one.
 #pragma once

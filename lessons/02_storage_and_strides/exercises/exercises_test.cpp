@@ -433,15 +433,17 @@ const std::vector<std::string> kBans4 = {
 std::string banned_calls(const std::string& object, const std::string& ns) {
   using lessons::exercise_calls_banned;
   return exercise_calls_banned(object, 1, ns + "storage_address(", {"glass::storage_index("}) +
-         exercise_calls_banned(
-             object, 2, ns + "strided_slice(",
-             {"glass::Tensor::slice(", "glass::Tensor::narrow(", "glass::ops::slice"}) +
+         exercise_calls_banned(object, 2, ns + "strided_slice(",
+                               {"glass::Tensor::slice(", "glass::Tensor::narrow(",
+                                "glass::ops::slice", "glass::narrow(", "glass::slice("}) +
          exercise_calls_banned(
              object, 3, ns + "make_contiguous",
              {"glass::storage_index(", "glass::Tensor::contiguous(", "glass::Tensor::clone(",
               "glass::Tensor::copy_(", "glass::Tensor::to(", "glass::Tensor::reshape(",
               "glass::clone(", "glass::reshape(", "glass::ops::clone", "glass::ops::copy_",
-              "glass::ops::to_copy"}) +
+              "glass::ops::to_copy",
+              // the copies below the dispatcher, and the other functions that make one
+              "glass::detail::copy_into(", "glass::to_copy(", "glass::Tensor::pin_memory("}) +
          exercise_calls_banned(object, 4, ns + "find_view_strides(", kBans4);
 }
 

@@ -7,9 +7,11 @@
 // Use only what lessons 02 and 03 teach: a tensor's metadata (sizes(), strides(),
 // storage_offset(), dim(), size(), dtype(), storage().data()), empty(), and the address
 // formula glass::storage_index(sizes, strides, offset, index) (your lesson 02 exercise 1).
-// Not broadcast_shapes(), broadcast_tensors() or expand()/expand_as() (any exercise), nor
-// the + and - operators, add() or sub() (exercise 3), nor glass::result_type() or
-// promote_types() (exercise 4): the tests compare you with those, and read your compiled
+// Not broadcast_shapes(), broadcast_tensors(), expand()/expand_as() or TensorIterator,
+// which broadcasts and promotes for every kernel (any exercise), nor kernels_for(), nor
+// the + and - operators, add() or sub() (exercise 3), nor glass::result_type() (exercise
+// 4; glass::promote_types, the pairwise rule inside one tier, is yours to use there):
+// the tests compare you with those, and read your compiled
 // file to fail with "exercise N must not call X" when you call one.
 #pragma once
 
@@ -51,8 +53,8 @@ enum class Tier {
   Number,   // a C++ number, such as the 2.5 in t * 2.5 (a "wrapped number")
 };
 struct Operand {
-  ScalarType dtype;  // Bool, Int32, Int64, Float32 or Float64
-  Tier tier;
+  ScalarType dtype;  // Bool, Int32, Int64, Float32 or Float64; a Number is Bool, Int64
+  Tier tier;         // (an integer) or floating (a C++ number is never Int32)
 };
 // The dtype an op on these operands computes in (torch.result_type's rule):
 //   1. within each tier, the dtypes promote along Bool < Int32 < Int64 < Float32 < Float64

@@ -9,8 +9,9 @@
 // T::apply and check the gradient with glass::autograd::gradcheck in float64. Use what
 // lessons 01 to 05 teach: tensor ops (exp, log, sum, amax, clamp, where, comparisons,
 // unsqueeze/squeeze, broadcasting), and the AutogradContext (save_for_backward,
-// get_saved_variables, saved_data, needs_input_grad). Not logsumexp(), softmax() or
-// log_softmax() (any exercise): the tests compare you with those, and read your compiled
+// get_saved_variables, saved_data, needs_input_grad). Not logsumexp(), softmax(),
+// log_softmax() or a device's kernels through kernels_for() (any exercise): the tests
+// compare you with those, and read your compiled
 // file to fail with "exercise N must not call X" when you call one. They also count the ops
 // your backward dispatches (core's events): exercise 2's must run no exp, and exercise 3's
 // fewer ops when the target needs no gradient. Exercise 4 sums gradients back to its inputs'

@@ -8,7 +8,8 @@
 // mean), comparisons and broadcasting, where, NoGradGuard, in-place ops (add_, mul_, sub_,
 // copy_), .grad(), nn modules (Sequential, its forward, train()/eval()), F::cross_entropy,
 // an optimizer's zero_grad()/step(), and iterating a DataLoader. Not argmax, argmin,
-// max(dim) or min(dim) in exercise 1 (finding each row's first maximum is the exercise),
+// max(dim), min(dim) or the device's arg-reduce kernel (kernels_for()) in exercise 1
+// (finding each row's first maximum is the exercise),
 // no optimizer of glass::optim in exercise 2 (the tests compare you with optim::SGD), and
 // in exercise 4 neither glass::optim nor the clipping functions (nn::utils::clip_grad_norm_,
 // clip_grad_value_ and their pieces, distributed's clip_grad_norm_): the tests read your
