@@ -5,6 +5,7 @@
 // freedom left to the C++ compiler is how it schedules them.
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "compiler/pointwise.h"
@@ -54,7 +55,10 @@ std::string literal(double v) {
 }
 std::string literal(const Scalar& v) {
   if (v.is_floating_point()) return literal(v.toDouble());
-  return "INT64_C(" + std::to_string(v.toLong()) + ")";
+  const int64_t i = v.toLong();
+  // INT64_C(-9223372036854775808) is not a literal (its positive part overflows).
+  if (i == std::numeric_limits<int64_t>::min()) return "(-INT64_C(9223372036854775807) - 1)";
+  return "INT64_C(" + std::to_string(i) + ")";
 }
 
 // Step i's value converted to `to`, as TensorIterator converts an operand to the op's

@@ -146,6 +146,12 @@ TEST_F(Pointwise, DtypesFollowEagerRulesForZeroDimInputsDefaultDtypeAndIntegerCl
   EXPECT_EQ(q_dtype, kDouble);
   EXPECT_EQ(close(q_got, q_want, 1e-15, 0), "");
 
+  PointwiseProgram lowest;  // maximum(i, INT64_MIN): the one integer C++ cannot spell as -N
+  const int li = lowest.input(0, kLong);
+  lowest.set_output(
+      lowest.binary(BinaryOp::Maximum, li, lowest.scalar(std::numeric_limits<int64_t>::min())));
+  EXPECT_TRUE(compile_pointwise(lowest)({ints}).equal(ints));
+
   PointwiseProgram r;  // clamp(i, 0, 3) of int64 stays int64
   r.set_output(r.clamp(r.input(0, kLong), Scalar(int64_t{0}), Scalar(int64_t{3})));
   EXPECT_EQ(r.output_dtype(), kLong);
