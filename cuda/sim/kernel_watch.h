@@ -17,9 +17,10 @@
 #include <cstdint>
 #include <type_traits>
 
-// Thread-locals read with one instruction (see device.h): the simulator is never dlopen()ed.
+// Thread-locals read with one instruction (see device.h): the simulator is only linked into
+// executables.
 #ifndef GLASS_SIM_TLS
-#define GLASS_SIM_TLS __attribute__((tls_model("initial-exec")))
+#define GLASS_SIM_TLS __attribute__((tls_model("local-exec")))
 #endif
 
 namespace glass::cuda::sim::detail {

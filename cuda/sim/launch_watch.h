@@ -38,7 +38,7 @@ struct LaunchWatch {
 };
 
 // The launch whose block runs on this OS thread (null: none, or a block run directly).
-extern thread_local constinit __attribute__((tls_model("initial-exec"))) LaunchWatch* t_launch;
+extern thread_local constinit __attribute__((tls_model("local-exec"))) LaunchWatch* t_launch;
 
 class LaunchScope {
  public:
