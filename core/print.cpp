@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "core/dispatcher.h"
+#include "core/ops/read_value.h"
 #include "core/ops/views.h"
 
 namespace glass {
@@ -136,6 +138,7 @@ void set_grad_fn_name_hook(GradFnNameHook hook) { g_grad_fn_hook = hook; }
 
 std::string to_string(const Tensor& t) {
   if (!t.defined()) return "[ Tensor (undefined) ]";
+  ops::print(t);
   Tensor c = t.is_cpu() ? t : t.to(Device(kCPU));
   const int64_t indent = 7;  // strlen("tensor(")
   std::string body;

@@ -1,21 +1,15 @@
-// core/tensor.cpp — the Tensor methods that are not ops: item, requires_grad_, set_data,
-// names.
+// core/tensor.cpp — the Tensor methods that are not ops: item (a thin call of ops::item),
+// requires_grad_, set_data, names.
 #include "core/tensor.h"
+
+#include "core/dispatcher.h"
+#include "core/ops/read_value.h"
 
 #include <sstream>
 
 namespace glass {
 
-Scalar Tensor::item() const {
-  GLASS_CHECK(numel() == 1, "item(): a Tensor with ", numel(),
-              " elements cannot be converted to a "
-              "Scalar (shape ",
-              sizes(), "); item() needs exactly one element");
-  Tensor c = is_cpu() ? *this : cpu();  // the sync point: waits for the device
-  return dispatch_dtype(dtype(), "item", [&]<class T>() -> Scalar {
-    return Scalar(*static_cast<const T*>(c.data_ptr()));
-  });
-}
+Scalar Tensor::item() const { return ops::item(*this); }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
   GLASS_CHECK(!requires_grad || is_floating_point(),

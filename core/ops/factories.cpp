@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/device_guard.h"
+#include "core/dispatcher.h"
 #include "core/ops/pointwise.h"
 #include "core/shape.h"
 
@@ -14,6 +15,24 @@ namespace {
 Tensor finish(Tensor t, const TensorOptions& options) {
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
+}
+
+// Values C++ computes on the host (a literal list, a range) are written into a host tensor
+// below the Trace key, then become the caller's tensor through one dispatched copy. A trace
+// (compiler/) cannot see writes through data_ptr, so it records that copy of a constant
+// instead: run again at each call, it gives a function that writes into its own tensor({...})
+// the literal again every time, as eager mode does.
+template <class Fill>
+Tensor from_host_values(IntArrayRef shape, ScalarType host_dtype, const TensorOptions& options,
+                        Fill&& fill) {
+  Tensor host;
+  {
+    dispatch::ExcludeGuard below_trace(DispatchKey::Trace);
+    host = empty(shape, TensorOptions(host_dtype));
+    fill(host);
+  }
+  Tensor out = ops::to_copy(host, options.dtype(), options.device(), false);
+  return options.pinned_memory() ? out.pin_memory() : out;
 }
 
 // Why there may be no pinned allocator, and how to get one.
@@ -31,9 +50,10 @@ Storage allocate_pinned(size_t nbytes, const TensorOptions& options, const char*
   return Storage(std::make_shared<StorageImpl>(nbytes, pinned, Device(kCPU)));
 }
 
-}  // namespace
-
-Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& options) {
+// The one factory op: every factory below starts from it, so a trace records where each new
+// tensor came from (and zeros/full then record the fill that follows).
+Tensor empty_strided_native(IntArrayRef size, IntArrayRef stride, ScalarType dt, Device device,
+                            bool pinned_memory) {
   GLASS_CHECK(size.size() == stride.size(), "empty_strided(): got ", size.size(), " sizes but ",
               stride.size(), " strides");
   checked_numel(size, "empty_strided");
@@ -41,15 +61,31 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& 
     GLASS_CHECK(stride[d] >= 0, "empty_strided(): negative stride ", stride[d], " at dim ", d);
   auto [lo, hi] = storage_extent(size, stride);
   int64_t elems = hi - lo + 1;
-  ScalarType dt = options.dtype();
   int64_t nbytes = 0;
   GLASS_CHECK(!__builtin_mul_overflow(elems, static_cast<int64_t>(element_size(dt)), &nbytes),
               "empty(): shape ", size, " needs more bytes than fit in int64 (size overflow)");
-  Storage storage = options.pinned_memory()
-                        ? allocate_pinned(static_cast<size_t>(nbytes), options, "empty")
-                        : Storage::allocate(static_cast<size_t>(nbytes), options.device());
+  Storage storage = pinned_memory ? allocate_pinned(static_cast<size_t>(nbytes),
+                                                    TensorOptions(dt).device(device), "empty")
+                                  : Storage::allocate(static_cast<size_t>(nbytes), device);
   auto impl = std::make_shared<TensorImpl>(std::move(storage), dt, size, stride, 0);
-  return finish(Tensor(std::move(impl)), options);
+  return Tensor(std::move(impl));
+}
+
+}  // namespace
+
+namespace ops {
+Op<Tensor(IntArrayRef, IntArrayRef, ScalarType, Device, bool)> empty_strided("empty_strided",
+                                                                             &empty_strided_native,
+                                                                             kFactoryOp);
+namespace {
+const bool registered = dispatch::register_ops({&empty_strided});
+}  // namespace
+}  // namespace ops
+
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& options) {
+  return finish(
+      ops::empty_strided(size, stride, options.dtype(), options.device(), options.pinned_memory()),
+      options);
 }
 
 Tensor empty(IntArrayRef size, const TensorOptions& options) {
@@ -122,32 +158,42 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
                   ? (end.toLong() - start.toLong() + step.toLong() - (step.toLong() > 0 ? 1 : -1)) /
                         step.toLong()
                   : static_cast<int64_t>(std::ceil((e - s) / st));
-  Tensor cpu = empty({n}, TensorOptions(kFloat64));
-  double* p = cpu.data_ptr<double>();
-  for (int64_t i = 0; i < n; ++i) p[i] = s + static_cast<double>(i) * st;
-  if (all_int && o.dtype() == kInt64) {  // exact for large integers
-    Tensor li = empty({n}, TensorOptions(kInt64));
-    int64_t* q = li.data_ptr<int64_t>();
-    for (int64_t i = 0; i < n; ++i) q[i] = start.toLong() + i * step.toLong();
-    cpu = li;
-  }
-  return finish(cpu.to(o.requires_grad(false)), o);
+  TensorOptions result = o.requires_grad(false);
+  if (all_int && o.dtype() == kInt64)  // exact for large integers
+    return finish(from_host_values({n}, kInt64, result,
+                                   [&](Tensor& t) {
+                                     int64_t* q = t.data_ptr<int64_t>();
+                                     for (int64_t i = 0; i < n; ++i)
+                                       q[i] = start.toLong() + i * step.toLong();
+                                   }),
+                  o);
+  return finish(from_host_values({n}, kFloat64, result,
+                                 [&](Tensor& t) {
+                                   double* p = t.data_ptr<double>();
+                                   for (int64_t i = 0; i < n; ++i)
+                                     p[i] = s + static_cast<double>(i) * st;
+                                 }),
+                o);
 }
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
                 const TensorOptions& options) {
   GLASS_CHECK(steps >= 0, "linspace(): number of steps must be non-negative, got ", steps);
-  Tensor cpu = empty({steps}, TensorOptions(kFloat64));
-  double* p = cpu.data_ptr<double>();
   double s = start.toDouble(), e = end.toDouble();
   double step = steps > 1 ? (e - s) / static_cast<double>(steps - 1) : 0.0;
-  // PyTorch fills the second half from the end, so the last element is exactly `end`.
-  int64_t half = steps / 2;
-  for (int64_t i = 0; i < steps; ++i)
-    p[i] = i < half ? s + step * static_cast<double>(i)
-                    : e - step * static_cast<double>(steps - 1 - i);
   // Without a dtype, the default one (Float), as PyTorch: options.dtype() resolves it.
-  return finish(cpu.to(options.requires_grad(false).dtype(options.dtype())), options);
+  return finish(
+      from_host_values({steps}, kFloat64, options.requires_grad(false).dtype(options.dtype()),
+                       [&](Tensor& t) {
+                         double* p = t.data_ptr<double>();
+                         // PyTorch fills the second half from the end, so the
+                         // last element is exactly `end`.
+                         int64_t half = steps / 2;
+                         for (int64_t i = 0; i < steps; ++i)
+                           p[i] = i < half ? s + step * static_cast<double>(i)
+                                           : e - step * static_cast<double>(steps - 1 - i);
+                       }),
+      options);
 }
 
 Tensor eye(int64_t n, const TensorOptions& options) { return eye(n, n, options); }
@@ -169,6 +215,9 @@ Tensor scalar_tensor(const Scalar& s, const TensorOptions& options) {
 }
 
 Tensor wrapped_scalar_tensor(const Scalar& s) {
+  // A number in an op (x * 0.5) is an argument, not a tensor the function made: made below
+  // the Trace key, a trace sees it as the constant it is (compiler/).
+  dispatch::ExcludeGuard below_trace(DispatchKey::Trace);
   // Kept in double / int64 / bool so no precision is lost before promotion decides.
   Tensor t = empty({}, TensorOptions(s.type()));
   dispatch_dtype(s.type(), "wrapped_scalar_tensor",
@@ -259,13 +308,16 @@ Tensor tensor(const NestedList& data, const TensorOptions& options) {
   flatten_into(data, 0, shape.size(), flat, "data");
   if (dt == ScalarType::Undefined) dt = get_default_dtype();  // tensor({}) is an empty Float
   ScalarType out = options.has_dtype() ? options.dtype() : dt;
-  Tensor t = empty(shape, TensorOptions(out));
-  dispatch_dtype(out, "tensor", [&]<class T>() {
-    T* p = t.data_ptr<T>();
-    for (size_t i = 0; i < flat.size(); ++i) p[i] = flat[i].to<T>();
-  });
   return finish(
-      t.to(TensorOptions().device(options.device()).pinned_memory(options.pinned_memory())),
+      from_host_values(
+          shape, out,
+          TensorOptions(out).device(options.device()).pinned_memory(options.pinned_memory()),
+          [&](Tensor& t) {
+            dispatch_dtype(out, "tensor", [&]<class T>() {
+              T* p = t.data_ptr<T>();
+              for (size_t i = 0; i < flat.size(); ++i) p[i] = flat[i].to<T>();
+            });
+          }),
       options);
 }
 

@@ -59,6 +59,15 @@ void copy_into(const Tensor& dst, const Tensor& src,
                bool non_blocking);  // pointwise.h: no version bump
 }  // namespace detail
 
+template <class Sig>
+class Op;
+namespace ops {
+// The factory op under every function above but from_blob and tensor() (which wrap or copy
+// the caller's data): uninitialised memory of a shape, strides, dtype and device, pinned or
+// not. Dispatched, so a trace sees a tensor made inside it (dispatcher.h).
+extern Op<Tensor(IntArrayRef, IntArrayRef, ScalarType, Device, bool)> empty_strided;
+}  // namespace ops
+
 // ---- glass::tensor({...}) from nested braced lists -------------------------------------
 //
 // glass::tensor({{1., 2.}, {3., 4.}}) is a 2x2 tensor. As in PyTorch, floating literals

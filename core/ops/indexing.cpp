@@ -306,6 +306,10 @@ Op<Tensor(const Tensor&, int64_t, const Tensor&)> gather("gather", &gather_nativ
 Op<Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&)> scatter_add_("scatter_add_",
                                                                          &scatter_add_native);
 Op<Tensor(const Tensor&)> nonzero("nonzero", &nonzero_native);
+namespace {
+const bool registered =
+    dispatch::register_ops({&index, &index_put_, &gather, &scatter_add_, &nonzero});
+}  // namespace
 }  // namespace ops
 
 // [SECTION] public functions ----------------------------------------------------------------

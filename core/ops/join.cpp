@@ -60,6 +60,9 @@ Tensor cat_native(TensorList tensors, int64_t dim) {
 
 namespace ops {
 Op<Tensor(TensorList, int64_t)> cat("cat", &cat_native);
+namespace {
+const bool registered = dispatch::register_ops({&cat});
+}  // namespace
 }  // namespace ops
 
 Tensor cat(TensorList tensors, int64_t dim) { return ops::cat(tensors, dim); }

@@ -81,6 +81,9 @@ Op<Tensor(const Tensor&, const Tensor&)> mm("mm", &mm_native);
 Op<Tensor(const Tensor&, const Tensor&)> bmm("bmm", &bmm_native);
 Op<Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&)> addmm(
     "addmm", &addmm_native);
+namespace {
+const bool registered = dispatch::register_ops({&mm, &bmm, &addmm});
+}  // namespace
 }  // namespace ops
 
 Tensor mm(const Tensor& a, const Tensor& b) { return ops::mm(a, b); }

@@ -206,12 +206,9 @@ Tensor& masked_fill_native(Tensor& self, const Tensor& mask, const Scalar& value
   return self;
 }
 
-}  // namespace
-
 // Fills a freshly made tensor without counting it as an in-place write: a new tensor
 // starts at version 0, as in PyTorch (factories, clone and to() use these).
-void detail::copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) {
-  Tensor self = dst;
+void copy_into_native(Tensor& self, const Tensor& src, bool non_blocking) {
   check_defined(self, "copy_", "self");
   check_defined(src, "copy_", "src");
   if (self.is_same(src)) return;
@@ -235,15 +232,13 @@ void detail::copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) 
   kernels_for(iter.device()).copy(iter);
 }
 
-void detail::fill_into(const Tensor& self, const Scalar& value) {
+void fill_into_native(Tensor& self, const Scalar& value) {
   check_defined(self, "fill_", "self");
   TensorIteratorConfig cfg("fill_");
   cfg.add_output(self).declare_static_common_dtype(self.dtype());
   TensorIterator iter = cfg.build();
   kernels_for(iter.device()).fill(iter, value);
 }
-
-namespace {
 
 Tensor& copy_native(Tensor& self, const Tensor& src, bool non_blocking) {
   detail::copy_into(self, src, non_blocking);
@@ -283,7 +278,24 @@ Op<Tensor&(Tensor&, const Tensor&, const Scalar&)> masked_fill_("masked_fill_",
 Op<Tensor&(Tensor&, const Tensor&, bool)> copy_("copy_", &copy_native);
 Op<Tensor&(Tensor&, const Scalar&)> fill_("fill_", &fill_native);
 Op<Tensor(const Tensor&, ScalarType, Device, bool)> to_copy("to_copy", &to_copy_native);
+Op<void(Tensor&, const Tensor&, bool)> copy_into("copy_into", &copy_into_native);
+Op<void(Tensor&, const Scalar&)> fill_into("fill_into", &fill_into_native);
+namespace {
+const bool registered =
+    dispatch::register_ops({&unary, &unary_, &binary, &binary_, &clamp, &clamp_, &where,
+                            &masked_fill_, &copy_, &fill_, &to_copy, &copy_into, &fill_into});
+}  // namespace
 }  // namespace ops
+
+void detail::copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  Tensor self = dst;  // a handle of the same TensorImpl: the op writes into dst
+  ops::copy_into(self, src, non_blocking);
+}
+
+void detail::fill_into(const Tensor& dst, const Scalar& value) {
+  Tensor self = dst;
+  ops::fill_into(self, value);
+}
 
 // [SECTION] public functions and operators -------------------------------------------------
 

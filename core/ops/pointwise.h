@@ -77,8 +77,8 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 Tensor to_copy(const Tensor& self, ScalarType dtype, Device device, bool non_blocking = false);
 
 namespace detail {
-// Initialise a tensor that was just allocated: like copy_ / fill_ but outside the
-// dispatcher and without a version bump (a new tensor starts at version 0).
+// Initialise a tensor that was just allocated: like copy_ / fill_ but without a version
+// bump (a new tensor starts at version 0), and not differentiable (ops::copy_into/fill_into).
 void copy_into(const Tensor& dst, const Tensor& src, bool non_blocking = false);
 void fill_into(const Tensor& dst, const Scalar& value);
 }  // namespace detail
@@ -95,6 +95,10 @@ extern Op<Tensor&(Tensor&, const Tensor&, const Scalar&)> masked_fill_;
 extern Op<Tensor&(Tensor&, const Tensor&, bool non_blocking)> copy_;
 extern Op<Tensor&(Tensor&, const Scalar&)> fill_;
 extern Op<Tensor(const Tensor&, ScalarType, Device, bool non_blocking)> to_copy;
+// detail::copy_into and fill_into as ops: writes into a tensor just made, which count as
+// no in-place write (no version bump), yet a trace must see them like any other write.
+extern Op<void(Tensor&, const Tensor&, bool non_blocking)> copy_into;
+extern Op<void(Tensor&, const Scalar&)> fill_into;
 }  // namespace ops
 
 }  // namespace glass

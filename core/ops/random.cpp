@@ -81,11 +81,50 @@ uint64_t host_draw(GeneratorImpl& g, const PhiloxState& state, uint64_t k) {
   return philox::join64(w.word[0], w.word[1]);
 }
 
+// self.random_(low, high): integers uniform in [low, high), as randint draws them.
+Tensor& random_native(Tensor& self, int64_t low, int64_t high, std::optional<Generator> gen) {
+  GLASS_CHECK(low < high, "random_(): expects low < high, but got low=", low, ", high=", high);
+  GeneratorImpl& g = generator_for(self.device(), chosen(gen), "random_");
+  return fill_random(self,
+                     [&](const Tensor& t) { kernels_for(t.device()).random_int(t, low, high, g); });
+}
+
+// Fisher-Yates on the host with the generator of the output's device: a CUDA generator's
+// numbers come from Philox computed on the host, one launch's worth of state (one offset),
+// so the permutation is the same on the simulated GPU and a real one.
+Tensor randperm_native(int64_t n, ScalarType dtype, Device device,
+                       std::optional<Generator> generator) {
+  GLASS_CHECK(n >= 0, "randperm(): n must be non-negative, got ", n);
+  GeneratorImpl& g = generator_for(device, chosen(generator), "randperm");
+  Tensor t = empty({n}, TensorOptions(kInt64));
+  int64_t* p = t.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) p[i] = i;
+  {
+    std::lock_guard<std::mutex> lock(g.mutex());
+    auto* philox_gen = dynamic_cast<CUDAGeneratorImpl*>(&g);
+    const PhiloxState state = philox_gen ? philox_gen->next_launch() : PhiloxState{};
+    for (int64_t i = n - 1; i > 0; --i) {
+      const uint64_t draw = host_draw(g, state, static_cast<uint64_t>(n - 1 - i));
+      const auto j = static_cast<int64_t>(draw % static_cast<uint64_t>(i + 1));
+      std::swap(p[i], p[j]);
+    }
+  }
+  return t.to(TensorOptions(dtype).device(device));
+}
+
 }  // namespace
 
 namespace ops {
-Op<RandomFillSig> uniform_("uniform_", &uniform_native);
-Op<RandomFillSig> normal_("normal_", &normal_native);
+Op<RandomFillSig> uniform_("uniform_", &uniform_native, kRandomOp);
+Op<RandomFillSig> normal_("normal_", &normal_native, kRandomOp);
+Op<Tensor&(Tensor&, int64_t, int64_t, std::optional<Generator>)> random_("random_", &random_native,
+                                                                         kRandomOp);
+Op<Tensor(int64_t, ScalarType, Device, std::optional<Generator>)> randperm("randperm",
+                                                                           &randperm_native,
+                                                                           kRandomOp | kFactoryOp);
+namespace {
+const bool registered = dispatch::register_ops({&uniform_, &normal_, &random_, &randperm});
+}  // namespace
 }  // namespace ops
 
 uint64_t detail::next_random_u64() {
@@ -120,8 +159,8 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef size, std::optional<Genera
   TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);
   GLASS_CHECK(o.dtype() != kBool, "randint(): dtype Bool is not supported");
   Tensor t = empty(size, o.requires_grad(false));
-  GeneratorImpl& g = generator_for(t.device(), chosen(generator), "randint");
-  kernels_for(t.device()).random_int(t, low, high, g);
+  (void)generator_for(t.device(), chosen(generator), "randint");  // a wrong one named here
+  ops::random_(t, low, high, std::move(generator));
   return t;
 }
 
@@ -136,28 +175,10 @@ Tensor randint(int64_t high, IntArrayRef size, std::optional<Generator> generato
 Tensor randperm(int64_t n, const TensorOptions& options) {
   return randperm(n, std::nullopt, options);
 }
-// Fisher-Yates on the host with the generator of the output's device: a CUDA generator's
-// numbers come from Philox computed on the host, one launch's worth of state (one offset),
-// so the permutation is the same on the simulated GPU and a real one.
 Tensor randperm(int64_t n, std::optional<Generator> generator, const TensorOptions& options) {
-  GLASS_CHECK(n >= 0, "randperm(): n must be non-negative, got ", n);
   TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);
   const Device device = o.has_device() ? o.device() : Device(kCPU);
-  GeneratorImpl& g = generator_for(device, chosen(generator), "randperm");
-  Tensor t = empty({n}, TensorOptions(kInt64));
-  int64_t* p = t.data_ptr<int64_t>();
-  for (int64_t i = 0; i < n; ++i) p[i] = i;
-  {
-    std::lock_guard<std::mutex> lock(g.mutex());
-    auto* philox_gen = dynamic_cast<CUDAGeneratorImpl*>(&g);
-    const PhiloxState state = philox_gen ? philox_gen->next_launch() : PhiloxState{};
-    for (int64_t i = n - 1; i > 0; --i) {
-      const uint64_t draw = host_draw(g, state, static_cast<uint64_t>(n - 1 - i));
-      const auto j = static_cast<int64_t>(draw % static_cast<uint64_t>(i + 1));
-      std::swap(p[i], p[j]);
-    }
-  }
-  return t.to(o);
+  return ops::randperm(n, o.dtype(), device, std::move(generator));
 }
 
 Tensor& Tensor::uniform_(double from, double to, std::optional<Generator> generator) {

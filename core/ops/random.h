@@ -45,6 +45,10 @@ namespace ops {
 using RandomFillSig = Tensor&(Tensor&, double, double, std::optional<Generator>);
 extern Op<RandomFillSig> uniform_;
 extern Op<RandomFillSig> normal_;
+// self.random_(low, high, generator): integers uniform in [low, high) (what randint fills).
+extern Op<Tensor&(Tensor&, int64_t, int64_t, std::optional<Generator>)> random_;
+// randperm(n) as an op: a permutation of 0..n-1 drawn on the host, of a dtype on a device.
+extern Op<Tensor(int64_t, ScalarType, Device, std::optional<Generator>)> randperm;
 }  // namespace ops
 
 }  // namespace glass

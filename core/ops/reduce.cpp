@@ -141,6 +141,9 @@ Op<Tensor(ReduceOp, const Tensor&, IntArrayRef, bool, std::optional<ScalarType>)
 Op<std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool, bool)> max_dim("max_dim",
                                                                            &max_dim_native);
 Op<Tensor(const Tensor&, int64_t, bool)> softmax("softmax", &softmax_native);
+namespace {
+const bool registered = dispatch::register_ops({&reduce, &max_dim, &softmax});
+}  // namespace
 }  // namespace ops
 
 // [SECTION] composites -------------------------------------------------------------------

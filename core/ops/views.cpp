@@ -250,21 +250,29 @@ Tensor clone_native(const Tensor& self) {
 // [SECTION] dispatched ops ----------------------------------------------------------------
 
 namespace ops {
-Op<Tensor(const Tensor&, IntArrayRef)> view("view", &view_native);
+Op<Tensor(const Tensor&, IntArrayRef)> view("view", &view_native, kViewOp);
 Op<Tensor(const Tensor&, IntArrayRef, IntArrayRef, int64_t)> as_strided("as_strided",
-                                                                        &as_strided_native);
-Op<Tensor(const Tensor&, int64_t, int64_t)> transpose("transpose", &transpose_native);
-Op<Tensor(const Tensor&, IntArrayRef)> permute("permute", &permute_native);
-Op<Tensor(const Tensor&, IntArrayRef)> expand("expand", &expand_native);
-Op<Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t)> slice("slice", &slice_native);
-Op<Tensor(const Tensor&, int64_t, int64_t)> select("select", &select_native);
-Op<Tensor(const Tensor&, std::optional<int64_t>)> squeeze("squeeze", &squeeze_native);
-Op<Tensor(const Tensor&, int64_t)> unsqueeze("unsqueeze", &unsqueeze_native);
-Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> diagonal("diagonal", &diagonal_native);
-Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> unfold("unfold", &unfold_native);
-Op<Tensor(const Tensor&)> alias("alias", &alias_native);
-Op<Tensor(const Tensor&)> t("t", &t_native);
+                                                                        &as_strided_native,
+                                                                        kViewOp);
+Op<Tensor(const Tensor&, int64_t, int64_t)> transpose("transpose", &transpose_native, kViewOp);
+Op<Tensor(const Tensor&, IntArrayRef)> permute("permute", &permute_native, kViewOp);
+Op<Tensor(const Tensor&, IntArrayRef)> expand("expand", &expand_native, kViewOp);
+Op<Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t)> slice("slice", &slice_native,
+                                                                    kViewOp);
+Op<Tensor(const Tensor&, int64_t, int64_t)> select("select", &select_native, kViewOp);
+Op<Tensor(const Tensor&, std::optional<int64_t>)> squeeze("squeeze", &squeeze_native, kViewOp);
+Op<Tensor(const Tensor&, int64_t)> unsqueeze("unsqueeze", &unsqueeze_native, kViewOp);
+Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> diagonal("diagonal", &diagonal_native,
+                                                              kViewOp);
+Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> unfold("unfold", &unfold_native, kViewOp);
+Op<Tensor(const Tensor&)> alias("alias", &alias_native, kViewOp);
+Op<Tensor(const Tensor&)> t("t", &t_native, kViewOp);
 Op<Tensor(const Tensor&)> clone("clone", &clone_native);
+namespace {
+const bool registered =
+    dispatch::register_ops({&view, &as_strided, &transpose, &permute, &expand, &slice, &select,
+                            &squeeze, &unsqueeze, &diagonal, &unfold, &alias, &t, &clone});
+}  // namespace
 }  // namespace ops
 
 // [SECTION] composite views ----------------------------------------------------------------

@@ -98,7 +98,7 @@ void section_forward() {
   std::cout << "x = [1, 2]: x.sum() > 0, so y = (x * x).sum()\n";
   std::cout << "ops dispatched, in order:\n";
   for (const viz::OpRecord& r : f.ops)
-    std::cout << "  " << pad(r.op, 5) << " entry " << pad(r.entry, 7) << " key " << pad(r.key, 9)
+    std::cout << "  " << pad(r.op, 13) << " entry " << pad(r.entry, 13) << " key " << pad(r.key, 9)
               << " node " << (r.node >= 0 ? node_text(f.nodes[r.node]) : std::string("none"))
               << "\n";
   std::cout << "nodes, and whether y depends on them:\n";
