@@ -1,0 +1,294 @@
+// compiler/compile.cpp — variants, guards, and running a compiled graph (see compile.h).
+//
+// Invariant: a variant runs only for calls its guards accept, and its graph was traced on a
+// call those guards accepted, so every assumption the trace made about sizes, dtypes,
+// devices, numbers and grad is true of the call it runs.
+#include "compiler/compile.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include "compiler/kernel_cache.h"
+#include "compiler/passes.h"
+#include "compiler/pointwise.h"
+#include "compiler/replay.h"
+#include "compiler/tracer.h"
+#include "core/error.h"
+#include "core/grad_mode.h"
+
+namespace glass::compiler {
+namespace {
+
+bool debug_enabled() {
+  const char* debug = std::getenv("GLASS_COMPILE_DEBUG");
+  return debug != nullptr && std::strcmp(debug, "1") == 0;
+}
+
+bool same_number(const IValue& a, const IValue& b) {
+  if (a.payload().index() != b.payload().index()) return false;
+  if (a.holds<int64_t>()) return a.get<int64_t>() == b.get<int64_t>();
+  if (a.holds<bool>()) return a.get<bool>() == b.get<bool>();
+  if (a.holds<double>()) {  // bitwise: 0.0 and -0.0 trace differently (x * -0.0)
+    double x = a.get<double>(), y = b.get<double>();
+    return std::memcmp(&x, &y, sizeof x) == 0;
+  }
+  const Scalar &x = a.get<Scalar>(), &y = b.get<Scalar>();
+  if (x.type() != y.type()) return false;
+  if (x.is_floating_point()) {
+    double dx = x.toDouble(), dy = y.toDouble();
+    return std::memcmp(&dx, &dy, sizeof dx) == 0;
+  }
+  return x.toLong() == y.toLong();
+}
+
+// For each tensor, the first earlier one sharing its storage, or -1.
+std::vector<int> alias_pattern(const std::vector<Tensor>& tensors) {
+  std::vector<int> first(tensors.size(), -1);
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (tensors[i].is_alias_of(tensors[j])) {
+        first[i] = static_cast<int>(j);
+        break;
+      }
+  return first;
+}
+
+}  // namespace
+
+struct CompiledFunction::Variant {
+  // ---- guards ----
+  struct TensorGuard {
+    std::vector<int64_t> sizes;
+    ScalarType dtype;
+    Device device{kCPU};
+    bool requires_grad;
+  };
+  std::vector<TensorGuard> tensors;
+  std::vector<int> aliases;
+  std::vector<IValue> numbers;
+  uint64_t context = 0;
+  bool grad_mode = true;
+
+  // ---- what runs ----
+  bool eager = false;  // a graph break: the function runs as written
+  Graph graph;
+  struct Step {
+    int node = -1;   // a node of the graph, run as recorded
+    int group = -1;  // or a fused group
+  };
+  std::vector<Step> steps;
+  std::vector<FusionGroup> groups;
+  std::vector<CompiledPointwise> kernels;  // one per group; empty: interpret them
+  VariantInfo info;
+
+  // The first guard the call fails, or "" when it passes.
+  std::string check(const std::vector<Tensor>& ts, const std::vector<IValue>& ns, uint64_t ctx,
+                    bool grad) const {
+    if (ts.size() != tensors.size())
+      return "the call has " + std::to_string(ts.size()) + " tensors, the trace had " +
+             std::to_string(tensors.size());
+    for (size_t i = 0; i < ts.size(); ++i) {
+      const Tensor& t = ts[i];
+      const TensorGuard& g = tensors[i];
+      std::ostringstream why;
+      if (!t.defined())
+        why << "tensor " << i << " is undefined";
+      else if (!(t.sizes() == g.sizes))
+        why << "tensor " << i << " has sizes " << t.sizes() << ", the trace had "
+            << IntArrayRef(g.sizes);
+      else if (t.dtype() != g.dtype)
+        why << "tensor " << i << " is " << to_string(t.dtype()) << ", the trace had "
+            << to_string(g.dtype);
+      else if (t.device() != g.device)
+        why << "tensor " << i << " is on " << t.device() << ", the trace had " << g.device;
+      else if (t.requires_grad() != g.requires_grad)
+        why << "tensor " << i << (t.requires_grad() ? " requires" : " does not require")
+            << " grad, unlike in the trace";
+      if (!why.str().empty()) return why.str();
+    }
+    if (ns.size() != numbers.size()) return "a different number of non-tensor arguments";
+    for (size_t i = 0; i < ns.size(); ++i)
+      if (!same_number(ns[i], numbers[i]))
+        return "argument " + ns[i].to_string() + " differs from the traced " +
+               numbers[i].to_string();
+    if (grad != grad_mode) return grad ? "grad mode is on, it was off" : "grad mode is off";
+    if (ctx != context) return "the module's training flag changed";
+    if (alias_pattern(ts) != aliases) return "which inputs share storage changed";
+    return "";
+  }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const {
+    std::vector<Tensor> env(graph.values.size());
+    for (size_t i = 0; i < graph.inputs.size(); ++i) env[graph.inputs[i]] = inputs[i];
+    for (const Step& s : steps) {
+      if (s.node >= 0) {
+        run_node(graph, graph.nodes[s.node], env);
+        continue;
+      }
+      const FusionGroup& g = groups[s.group];
+      std::vector<Tensor> operands;
+      operands.reserve(g.inputs.size());
+      for (int v : g.inputs) operands.push_back(value_tensor(graph, v, env));
+      env[g.output] =
+          kernels.empty() ? interpret_pointwise(g.program, operands) : kernels[s.group](operands);
+    }
+    std::vector<Tensor> out;
+    out.reserve(graph.outputs.size());
+    for (int v : graph.outputs) {
+      const Value& value = graph.values[v];
+      // A folded constant is the function's own new tensor: each call gets a fresh one.
+      out.push_back(value.folded ? value.constant.clone() : value_tensor(graph, v, env));
+    }
+    return out;
+  }
+};
+
+CompiledFunction::CompiledFunction(CompileOptions options, std::string name)
+    : options_(options), name_(std::move(name)) {
+  GLASS_CHECK(options_.recompile_limit >= 1, "compile: recompile_limit must be at least 1, got ",
+              options_.recompile_limit);
+}
+
+CompiledFunction::~CompiledFunction() = default;
+
+std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
+                                           const std::vector<IValue>& numbers, uint64_t context,
+                                           const std::function<std::vector<Tensor>()>& eager) {
+  // Inside another trace, a compiled function is inlined: its ops join that trace.
+  if (is_tracing()) return eager();
+  const bool grad = GradMode::is_enabled();
+  std::shared_ptr<Variant> chosen;
+  std::string why;
+  bool over_limit = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.calls;
+    for (const auto& v : variants_) {
+      std::string failed = v->check(tensors, numbers, context, grad);
+      if (failed.empty()) {
+        chosen = v;
+        break;
+      }
+      why = failed;
+    }
+    if (!chosen && !variants_.empty()) ++stats_.guard_failures;
+    over_limit = !chosen && static_cast<int>(variants_.size()) >= options_.recompile_limit;
+    if (over_limit) {
+      ++stats_.eager_calls;
+      if (!warned_limit_) {
+        warned_limit_ = true;
+        std::cerr << "glass::compile: " << name_ << " hit its recompile limit ("
+                  << options_.recompile_limit << " variants; last guard failure: " << why
+                  << "); calls that match no variant now run eagerly\n";
+      }
+    }
+  }
+  if (chosen) {
+    if (chosen->eager) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.eager_calls;
+    }
+    return chosen->eager ? eager() : chosen->run(tensors);
+  }
+  if (over_limit) return eager();
+  if (debug_enabled() && !why.empty())
+    std::cerr << "glass::compile: recompiling " << name_ << ": " << why << "\n";
+
+  // Trace this call; its results are the function's own, computed as it ran.
+  auto variant = std::make_shared<Variant>();
+  for (const Tensor& t : tensors) {
+    GLASS_CHECK(t.defined(), "compile: ", name_, " was called with an undefined tensor");
+    variant->tensors.push_back({t.sizes().vec(), t.dtype(), t.device(), t.requires_grad()});
+  }
+  variant->aliases = alias_pattern(tensors);
+  variant->numbers = numbers;
+  variant->context = context;
+  variant->grad_mode = grad;
+  TraceResult traced = trace(tensors, eager, options_.fullgraph);
+  VariantInfo& info = variant->info;
+  info.traced = traced.graph.to_string();
+  info.traced_dot = traced.graph.to_dot("traced");
+  info.graph_break = traced.graph_break;
+  if (traced.graph_break) {
+    variant->eager = true;
+    std::cerr << "glass::compile: " << traced.graph_break->message << " (in " << name_
+              << "); this variant runs eagerly\n";
+  } else {
+    Graph& g = traced.graph;
+    info.dead = eliminate_dead_code(g);
+    info.merged = eliminate_common_subexpressions(g);
+    info.folded = fold_constants(g);
+    info.dead += eliminate_dead_code(g);
+    if (options_.fuse) variant->groups = find_fusion_groups(g);
+    std::vector<int> group_of(g.nodes.size(), -1);
+    std::vector<bool> is_root(g.nodes.size(), false);
+    for (size_t k = 0; k < variant->groups.size(); ++k) {
+      for (int n : variant->groups[k].nodes) group_of[n] = static_cast<int>(k);
+      is_root[variant->groups[k].nodes.back()] = true;
+      info.groups.push_back(variant->groups[k].nodes);
+    }
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      if (group_of[n] < 0)
+        variant->steps.push_back({static_cast<int>(n), -1});
+      else if (is_root[n])
+        variant->steps.push_back({-1, group_of[n]});
+    }
+    info.fused_groups = static_cast<int>(variant->groups.size());
+    info.optimized = g.to_string();
+    info.optimized_dot = g.to_dot("optimized", info.groups);
+    if (!variant->groups.empty()) {
+      std::vector<PointwiseProgram> programs;
+      for (const FusionGroup& fg : variant->groups) {
+        programs.push_back(fg.program);
+        info.sources.push_back(emit_cpp(fg.program));
+      }
+      if (host_compiler().available()) {
+        variant->kernels = compile_pointwise(programs);
+      } else {
+        static std::once_flag warned;
+        std::call_once(warned, [] {
+          std::cerr << "glass::compile: no C++ compiler found (set GLASS_CXX); fused groups are "
+                       "interpreted with eager ops\n";
+        });
+      }
+    }
+    variant->graph = std::move(g);
+    if (debug_enabled())
+      std::cerr << "glass::compile: " << name_ << " traced:\n"
+                << info.traced << "after passes (" << info.dead << " dead, " << info.merged
+                << " merged, " << info.folded << " folded, " << info.fused_groups
+                << " fused groups):\n"
+                << info.optimized;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.traces;
+    variants_.push_back(std::move(variant));
+  }
+  return std::move(traced.outputs);
+}
+
+bool CompiledFunction::accepts(const std::vector<Tensor>& tensors,
+                               const std::vector<IValue>& numbers, uint64_t context) const {
+  const bool grad = GradMode::is_enabled();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& v : variants_)
+    if (v->check(tensors, numbers, context, grad).empty()) return true;
+  return false;
+}
+
+CompileStats CompiledFunction::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+std::vector<VariantInfo> CompiledFunction::variants() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<VariantInfo> out;
+  for (const auto& v : variants_) out.push_back(v->info);
+  return out;
+}
+
+}  // namespace glass::compiler

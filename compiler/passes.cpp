@@ -1,0 +1,340 @@
+// compiler/passes.cpp — dead code, CSE, constant folding and fusion (see passes.h).
+#include "compiler/passes.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "compiler/replay.h"
+#include "core/error.h"
+
+namespace glass::compiler {
+namespace {
+
+bool is_input_or_outside(const Graph& g, int v) {
+  const Value& value = g.values[v];
+  return value.kind == Value::Kind::Input ||
+         (value.kind == Value::Kind::Constant && !value.folded && !value.is_wrapped_number);
+}
+
+}  // namespace
+
+int eliminate_dead_code(Graph& g) {
+  // Backwards: a node lives when a later live node or the outputs read one of its results,
+  // or when it writes into storage that something later reads or that outlives the call.
+  std::set<int> live_values(g.outputs.begin(), g.outputs.end());
+  std::set<int> live_roots;
+  for (int v : g.outputs) live_roots.insert(g.root(v));
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (int i = static_cast<int>(g.nodes.size()) - 1; i >= 0; --i) {
+    const Node& n = g.nodes[i];
+    bool live = false;
+    for (int v : n.outputs) live |= live_values.count(v) > 0;
+    for (int w : n.writes) {
+      int r = g.root(w);
+      live |= live_values.count(w) > 0 || live_roots.count(r) > 0 || is_input_or_outside(g, r);
+    }
+    if (!live) {
+      dead[i] = true;
+      continue;
+    }
+    for (int v : Graph::values_read(n)) {
+      live_values.insert(v);
+      live_roots.insert(g.root(v));
+    }
+  }
+  int removed = static_cast<int>(std::count(dead.begin(), dead.end(), true));
+  if (removed > 0) g.remove_nodes(dead);
+  return removed;
+}
+
+namespace {
+
+// A key that is equal exactly when two arguments are: numbers in hex, so 0.1 and
+// 0.1000001 differ.
+std::string constant_key(const IValue& v) {
+  std::ostringstream os;
+  os << v.type_name() << ":";
+  if (v.holds<Scalar>()) {
+    const Scalar& s = v.get<Scalar>();
+    if (s.is_floating_point())
+      os << std::hexfloat << s.toDouble();
+    else
+      os << s;
+  } else if (v.holds<double>()) {
+    os << std::hexfloat << v.get<double>();
+  } else if (v.holds<Generator>()) {
+    os << "gen@" << &v;  // never equal: a generator's draws differ
+  } else {
+    os << v.to_string();
+  }
+  return os.str();
+}
+
+std::string node_key(const Graph& g, const Node& n) {
+  std::ostringstream os;
+  os << n.op->name() << "@" << static_cast<const void*>(n.op) << (n.grad_enabled ? "+" : "-");
+  for (const Arg& a : n.args) {
+    os << "|";
+    if (a.kind == Arg::Kind::Value) {
+      const Value& v = g.values[a.value];
+      // Two wrapped numbers of one value are one argument.
+      if (v.kind == Value::Kind::Constant && v.is_wrapped_number)
+        os << "n" << constant_key(IValue(v.constant.item())) << to_string(v.meta.dtype);
+      else
+        os << "v" << a.value;
+    } else if (a.kind == Arg::Kind::ValueList) {
+      os << "[";
+      for (int v : a.values) os << v << ",";
+      os << "]";
+    } else {
+      os << constant_key(a.constant);
+    }
+  }
+  return os.str();
+}
+
+}  // namespace
+
+int eliminate_common_subexpressions(Graph& g) {
+  std::set<int> written_roots;
+  for (const Node& n : g.nodes)
+    for (int w : n.writes) written_roots.insert(g.root(w));
+  std::map<std::string, int> seen;  // key -> the first node
+  int merged = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    if (n.mutates()) {
+      seen.clear();  // a write may change what any earlier value's storage holds
+      continue;
+    }
+    if (n.op->has_tag(kRandomOp) || n.op->has_tag(kFactoryOp) || n.outputs.empty()) continue;
+    bool result_written = false;
+    for (int v : n.outputs) result_written |= written_roots.count(g.root(v)) > 0;
+    if (result_written) continue;
+    auto [it, inserted] = seen.emplace(node_key(g, n), static_cast<int>(i));
+    if (inserted) continue;
+    const Node& first = g.nodes[it->second];
+    for (size_t k = 0; k < n.outputs.size(); ++k) g.replace_uses(n.outputs[k], first.outputs[k]);
+    ++merged;
+  }
+  if (merged > 0) eliminate_dead_code(g);
+  return merged;
+}
+
+int fold_constants(Graph& g) {
+  const size_t n_nodes = g.nodes.size();
+  std::vector<bool> blocked(n_nodes, false), foldable(n_nodes, false);
+  auto folded_value = [&](int v) {
+    const Value& value = g.values[v];
+    if (value.kind == Value::Kind::Constant) return value.is_wrapped_number || value.folded;
+    return value.kind == Value::Kind::NodeOutput && value.node >= 0 && foldable[value.node];
+  };
+  // Unfolds the node that made v and, through views and writes, the tensor v's storage is.
+  auto unfold = [&](int v, auto&& self) -> void {
+    const Value& value = g.values[v];
+    if (value.kind != Value::Kind::NodeOutput || value.node < 0 || blocked[value.node]) return;
+    blocked[value.node] = true;
+    const Node& n = g.nodes[value.node];
+    if (value.written >= 0) self(value.written, self);
+    if (n.op->has_tag(kViewOp) && n.args[0].kind == Arg::Kind::Value) self(n.args[0].value, self);
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < n_nodes; ++i) {
+      const Node& n = g.nodes[i];
+      bool ok = !blocked[i] && !n.op->has_tag(kRandomOp) && !n.op->has_tag(kReadsValueOp);
+      for (int v : Graph::values_read(n)) ok = ok && folded_value(v);
+      for (int v : n.outputs) ok = ok && !g.values[v].meta.requires_grad;
+      foldable[i] = ok;
+    }
+    // A write that stays (not folded) into folded storage would change the constant.
+    for (size_t i = 0; i < n_nodes; ++i) {
+      if (foldable[i]) continue;
+      for (int w : g.nodes[i].writes) {
+        int before = g.values[w].written;
+        if (folded_value(before)) {
+          unfold(before, unfold);
+          changed = true;
+        }
+      }
+    }
+  }
+  // Evaluate the folded nodes in order, then turn what the rest reads into constants.
+  std::vector<Tensor> env(g.values.size());
+  {
+    NoGradGuard no_grad;
+    for (size_t i = 0; i < n_nodes; ++i)
+      if (foldable[i]) run_node(g, g.nodes[i], env);
+  }
+  std::set<int> needed(g.outputs.begin(), g.outputs.end());
+  for (size_t i = 0; i < n_nodes; ++i)
+    if (!foldable[i])
+      for (int v : Graph::values_read(g.nodes[i])) needed.insert(v);
+  int removed = 0;
+  for (size_t i = 0; i < n_nodes; ++i) {
+    if (!foldable[i]) continue;
+    ++removed;
+    std::vector<int> made = g.nodes[i].outputs;
+    made.insert(made.end(), g.nodes[i].writes.begin(), g.nodes[i].writes.end());
+    for (int v : made) {
+      if (!needed.count(v)) continue;
+      Value& value = g.values[v];
+      value.kind = Value::Kind::Constant;
+      value.constant = env[v];
+      value.folded = true;
+      value.node = -1;
+    }
+  }
+  if (removed > 0) {
+    std::vector<bool> dead(foldable.begin(), foldable.end());
+    // Values keep `written` for root(); folded ones no longer have a node to look at.
+    for (Value& v : g.values)
+      if (v.folded) v.written = -1;
+    g.remove_nodes(dead);
+  }
+  return removed;
+}
+
+// ---- fusion -----------------------------------------------------------------------------
+
+namespace {
+
+enum class PointwiseKind { None, Unary, Binary, Clamp, Where, Reduce };
+
+PointwiseKind kind_of(const Node& n) {
+  if (n.mutates()) return PointwiseKind::None;
+  const char* name = n.op->name();
+  if (!std::strcmp(name, "unary")) return PointwiseKind::Unary;
+  if (!std::strcmp(name, "binary")) return PointwiseKind::Binary;
+  if (!std::strcmp(name, "clamp")) return PointwiseKind::Clamp;
+  if (!std::strcmp(name, "where")) return PointwiseKind::Where;
+  if (!std::strcmp(name, "reduce")) return PointwiseKind::Reduce;
+  return PointwiseKind::None;
+}
+
+bool on_cpu_without_grad(const Graph& g, const Node& n) {
+  for (int v : Graph::values_read(n)) {
+    const TensorMeta& m = g.values[v].meta;
+    if (!m.device.is_cpu() || (m.requires_grad && n.grad_enabled)) return false;
+  }
+  for (int v : n.outputs)
+    if (!g.values[v].meta.device.is_cpu()) return false;
+  return true;
+}
+
+// The group's program, or nothing when a member is outside what PointwiseProgram writes.
+std::optional<FusionGroup> build_group(const Graph& g, std::vector<int> members) {
+  std::sort(members.begin(), members.end());
+  FusionGroup group;
+  group.nodes = members;
+  PointwiseProgram& p = group.program;
+  std::map<int, int> step_of;  // value -> program step
+  auto operand = [&](int v) {
+    if (auto it = step_of.find(v); it != step_of.end()) return it->second;
+    const Value& value = g.values[v];
+    if (value.kind == Value::Kind::Constant && value.is_wrapped_number)
+      return step_of[v] = p.scalar(value.constant.item());
+    int index = static_cast<int>(group.inputs.size());
+    group.inputs.push_back(v);
+    return step_of[v] = p.input(index, value.meta.dtype, value.meta.sizes.empty());
+  };
+  try {
+    for (int m : members) {
+      const Node& n = g.nodes[m];
+      const auto& a = n.args;
+      int step = -1;
+      switch (kind_of(n)) {
+        case PointwiseKind::Unary:
+          step = p.unary(a[0].constant.get<UnaryOp>(), operand(a[1].value));
+          break;
+        case PointwiseKind::Binary:
+          step = p.binary(a[0].constant.get<BinaryOp>(), operand(a[1].value), operand(a[2].value));
+          break;
+        case PointwiseKind::Clamp: {
+          auto bound = [](const Arg& b) -> std::optional<Scalar> {
+            if (b.constant.is_none()) return std::nullopt;
+            return b.constant.get<Scalar>();
+          };
+          step = p.clamp(operand(a[0].value), bound(a[1]), bound(a[2]));
+          break;
+        }
+        case PointwiseKind::Where:
+          step = p.where(operand(a[0].value), operand(a[1].value), operand(a[2].value));
+          break;
+        case PointwiseKind::Reduce: {
+          if (m != members.back() || !a[4].constant.is_none()) return std::nullopt;
+          p.set_output(operand(a[1].value));
+          p.reduce(a[0].constant.get<ReduceOp>(), a[2].constant.get<std::vector<int64_t>>(),
+                   a[3].constant.get<bool>());
+          break;
+        }
+        case PointwiseKind::None: return std::nullopt;
+      }
+      if (step >= 0) step_of[n.outputs[0]] = step;
+    }
+    group.output = g.nodes[members.back()].outputs[0];
+    if (kind_of(g.nodes[members.back()]) != PointwiseKind::Reduce)
+      p.set_output(step_of.at(group.output));
+    // The program must give the value the trace saw: the same dtype.
+    if (p.output_dtype() != g.values[group.output].meta.dtype) return std::nullopt;
+  } catch (const Error&) {
+    return std::nullopt;  // e.g. a dtype the generated code does not handle
+  }
+  return group;
+}
+
+}  // namespace
+
+std::vector<FusionGroup> find_fusion_groups(const Graph& g) {
+  const int n_nodes = static_cast<int>(g.nodes.size());
+  std::vector<int> segment(n_nodes);  // how many writes come before each node
+  for (int i = 0, writes = 0; i < n_nodes; ++i) {
+    segment[i] = writes;
+    writes += g.nodes[i].mutates() ? 1 : 0;
+  }
+  std::vector<std::vector<int>> uses = g.uses();
+  std::set<int> outputs(g.outputs.begin(), g.outputs.end());
+  std::vector<bool> assigned(n_nodes, false);
+  std::vector<FusionGroup> groups;
+  for (int root = n_nodes - 1; root >= 0; --root) {
+    const Node& r = g.nodes[root];
+    if (assigned[root] || kind_of(r) == PointwiseKind::None || !on_cpu_without_grad(g, r)) continue;
+    std::set<int> members{root};
+    // Pull in producers whose every reader is already in the group, until none is left.
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (int m : std::vector<int>(members.begin(), members.end())) {
+        for (int v : Graph::values_read(g.nodes[m])) {
+          const Value& value = g.values[v];
+          if (value.kind != Value::Kind::NodeOutput || value.node < 0 || value.written >= 0)
+            continue;
+          int p = value.node;
+          if (members.count(p) || assigned[p] || outputs.count(v) || segment[p] != segment[root])
+            continue;
+          const Node& producer = g.nodes[p];
+          PointwiseKind k = kind_of(producer);
+          if (k == PointwiseKind::None || k == PointwiseKind::Reduce ||
+              !on_cpu_without_grad(g, producer))
+            continue;
+          bool all_inside = true;
+          for (int u : uses[v]) all_inside &= members.count(u) > 0;
+          if (!all_inside) continue;
+          members.insert(p);
+          grew = true;
+        }
+      }
+    }
+    if (members.size() < 2) continue;
+    std::optional<FusionGroup> group = build_group(g, {members.begin(), members.end()});
+    if (!group) continue;
+    for (int m : members) assigned[m] = true;
+    groups.push_back(std::move(*group));
+  }
+  std::reverse(groups.begin(), groups.end());
+  return groups;
+}
+
+}  // namespace glass::compiler

@@ -1,0 +1,39 @@
+// compiler/passes.h — the graph passes: dead code, common subexpressions, constant folding,
+// and the search for pointwise groups to fuse.
+//
+// Each pass keeps what the function computes and what it writes. Writes are the hard part:
+// a write to a tensor changes every view of its storage, so
+//   - dead-code elimination keeps a write when anything later reads that storage, or when
+//     the storage is the caller's (an input or a tensor from outside the function);
+//   - CSE merges two calls of one op on the same values only when no write happened between
+//     them, and never a random op, a factory, or a call whose result is written later;
+//   - constant folding evaluates only what is made inside the function from nothing (a
+//     factory, a number) — never an input or a module's parameter, which an optimizer step
+//     changes between calls — and unfolds whatever a non-folded write would change;
+//   - a fused group never spans a write.
+#pragma once
+
+#include <vector>
+
+#include "compiler/graph.h"
+#include "compiler/pointwise.h"
+
+namespace glass::compiler {
+
+// Each returns how many nodes it removed (folded: evaluated and removed).
+int eliminate_dead_code(Graph& graph);
+int eliminate_common_subexpressions(Graph& graph);
+int fold_constants(Graph& graph);
+
+// A chain (a DAG) of pointwise nodes whose intermediate values nothing else reads, ending in
+// `root` (a pointwise op, or a reduction). It runs as one kernel where the root ran.
+struct FusionGroup {
+  std::vector<int> nodes;   // the members, in graph order; the last is the root
+  std::vector<int> inputs;  // the values the kernel reads: the program's inputs 0, 1, ...
+  int output = -1;          // the root's result
+  PointwiseProgram program;
+};
+// Groups of at least two nodes, on the CPU, none of which needs grad.
+std::vector<FusionGroup> find_fusion_groups(const Graph& graph);
+
+}  // namespace glass::compiler

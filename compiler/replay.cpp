@@ -1,0 +1,51 @@
+// compiler/replay.cpp — one node, run again (see replay.h).
+#include "compiler/replay.h"
+
+#include "core/error.h"
+#include "core/grad_mode.h"
+
+namespace glass::compiler {
+
+const Tensor& value_tensor(const Graph& graph, int value, const std::vector<Tensor>& env) {
+  const Value& v = graph.values[value];
+  if (v.kind == Value::Kind::Constant) return v.constant;
+  const Tensor& t = env[value];
+  GLASS_CHECK(t.defined() || v.meta.dtype == ScalarType::Undefined, "compiled graph: value %",
+              value, " is read before it is computed");
+  return t;
+}
+
+void run_node(const Graph& graph, const Node& node, std::vector<Tensor>& env) {
+  dispatch::Stack stack;
+  stack.reserve(node.args.size());
+  for (const Arg& a : node.args) {
+    switch (a.kind) {
+      case Arg::Kind::Value: stack.emplace_back(value_tensor(graph, a.value, env)); break;
+      case Arg::Kind::ValueList: {
+        std::vector<Tensor> list;
+        list.reserve(a.values.size());
+        for (int v : a.values) list.push_back(value_tensor(graph, v, env));
+        stack.emplace_back(std::move(list));
+        break;
+      }
+      case Arg::Kind::Constant: stack.push_back(a.constant); break;
+    }
+  }
+  // The written tensors are the argument tensors themselves (the op writes through them).
+  std::vector<Tensor> written;
+  for (size_t i = 0; i < node.args.size(); ++i)
+    if (node.op->mutates_argument(static_cast<int>(i)) && node.args[i].kind == Arg::Kind::Value)
+      written.push_back(stack[i].tensor());
+  {
+    AutoGradMode mode(node.grad_enabled);
+    node.op->call_boxed(stack);
+  }
+  for (size_t w = 0; w < node.writes.size() && w < written.size(); ++w)
+    env[node.writes[w]] = written[w];
+  GLASS_CHECK(stack.size() == node.outputs.size(), "compiled graph: ", node.op->name(),
+              "() returned ", stack.size(), " results where the trace recorded ",
+              node.outputs.size());
+  for (size_t i = 0; i < node.outputs.size(); ++i) env[node.outputs[i]] = stack[i].tensor();
+}
+
+}  // namespace glass::compiler

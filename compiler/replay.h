@@ -1,0 +1,20 @@
+// compiler/replay.h — running a recorded node again, on the tensors of a new call.
+//
+// `env` holds a tensor for every value computed so far (indexed by value id). A node's
+// arguments are rebuilt from it and its constants, and the op is called boxed from the top of
+// the dispatch chain, so autograd records it as it would in eager mode and a write lands in the
+// caller's own tensor (or in a view of it). The node's results and writes are stored back.
+#pragma once
+
+#include <vector>
+
+#include "compiler/graph.h"
+
+namespace glass::compiler {
+
+void run_node(const Graph& graph, const Node& node, std::vector<Tensor>& env);
+
+// The tensor a value has in `env`, or its constant.
+const Tensor& value_tensor(const Graph& graph, int value, const std::vector<Tensor>& env);
+
+}  // namespace glass::compiler

@@ -1,0 +1,173 @@
+// compiler/tracer.cpp — the trace fallback and the per-thread tracer (see tracer.h).
+//
+// Invariant: while a trace runs, every tensor it has seen is held (keep_), so a TensorImpl
+// address names one tensor for the whole trace and never a later one at the same address.
+#include "compiler/tracer.h"
+
+#include <string>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace glass::compiler {
+namespace {
+
+class Tracer {
+ public:
+  Tracer(bool fullgraph) : fullgraph_(fullgraph) {}
+
+  int add_input(const Tensor& t, int index) {
+    Value v;
+    v.kind = Value::Kind::Input;
+    v.meta = TensorMeta::of(t);
+    v.input = index;
+    int id = graph_.add_value(std::move(v));
+    graph_.inputs.push_back(id);
+    // A tensor passed twice is one value: the first position names it.
+    seen_.try_emplace(t.unsafeGetTensorImpl(), id);
+    keep_.push_back(t);
+    return id;
+  }
+
+  // The value a tensor the function handed to an op is: one traced so far, or else a tensor
+  // from outside the function, which becomes a constant read live at each call.
+  int value_of(const Tensor& t) {
+    auto it = seen_.find(t.unsafeGetTensorImpl());
+    if (it != seen_.end()) return it->second;
+    Value v;
+    v.kind = Value::Kind::Constant;
+    v.meta = TensorMeta::of(t);
+    v.constant = t;
+    v.is_wrapped_number = t.unsafeGetTensorImpl()->is_wrapped_number();
+    return remember(t, graph_.add_value(std::move(v)));
+  }
+
+  void record(const BoxedOp& op, dispatch::Stack& stack) {
+    if (graph_break_) {  // past a break the function just runs
+      op.redispatch_boxed(DispatchKey::Trace, stack);
+      return;
+    }
+    if (op.has_tag(kReadsValueOp)) {
+      std::string message = std::string("graph break: ") + op.name() +
+                            "() hands a tensor's value back to C++, so what the function does "
+                            "next depends on data a trace cannot record";
+      GLASS_CHECK(!fullgraph_, "compile(fullgraph=true): ", message,
+                  ". Remove the read (keep the value a tensor), or compile without fullgraph");
+      graph_break_ = GraphBreak{op.name(), message};
+      op.redispatch_boxed(DispatchKey::Trace, stack);
+      return;
+    }
+    Node n;
+    n.op = &op;
+    n.grad_enabled = GradMode::is_enabled();
+    std::vector<std::pair<int, Tensor>> written;  // argument index, the tensor it writes
+    for (size_t i = 0; i < stack.size(); ++i) {
+      const IValue& a = stack[i];
+      Arg arg;
+      if (a.is_tensor() && a.tensor().defined()) {
+        arg.kind = Arg::Kind::Value;
+        arg.value = value_of(a.tensor());
+        if (op.mutates_argument(static_cast<int>(i))) written.emplace_back(arg.value, a.tensor());
+      } else if (a.is_tensor_list()) {
+        arg.kind = Arg::Kind::ValueList;
+        for (const Tensor& t : a.get<std::vector<Tensor>>()) arg.values.push_back(value_of(t));
+      } else {
+        arg.constant = a;
+      }
+      n.args.push_back(std::move(arg));
+    }
+    op.redispatch_boxed(DispatchKey::Trace, stack);
+
+    int node = static_cast<int>(graph_.nodes.size());
+    for (auto& [before, t] : written) {
+      Value v;
+      v.meta = TensorMeta::of(t);
+      v.node = node;
+      v.written = before;
+      n.writes.push_back(remember(t, graph_.add_value(std::move(v))));
+    }
+    for (const IValue& r : stack) {
+      GLASS_CHECK(r.is_tensor(), "trace: ", op.name(), "() returned a ", r.type_name(),
+                  "; only ops returning tensors can be recorded");
+      const Tensor& t = r.tensor();
+      int same = -1;  // an in-place op returns the tensor it wrote
+      for (size_t w = 0; w < written.size(); ++w)
+        if (t.defined() && t.is_same(written[w].second)) same = n.writes[w];
+      if (same >= 0) {
+        n.outputs.push_back(same);
+        continue;
+      }
+      Value v;
+      v.meta = t.defined() ? TensorMeta::of(t) : TensorMeta{};
+      v.node = node;
+      n.outputs.push_back(t.defined() ? remember(t, graph_.add_value(std::move(v)))
+                                      : graph_.add_value(std::move(v)));
+    }
+    graph_.nodes.push_back(std::move(n));
+  }
+
+  TraceResult finish(std::vector<Tensor> outputs) {
+    for (const Tensor& t : outputs) {
+      GLASS_CHECK(t.defined(), "compile: the function returned an undefined tensor");
+      graph_.outputs.push_back(value_of(t));
+    }
+    return TraceResult{std::move(graph_), std::move(outputs), graph_break_};
+  }
+
+ private:
+  int remember(const Tensor& t, int id) {
+    seen_[t.unsafeGetTensorImpl()] = id;
+    keep_.push_back(t);
+    return id;
+  }
+
+  bool fullgraph_;
+  Graph graph_;
+  std::unordered_map<const TensorImpl*, int> seen_;
+  std::vector<Tensor> keep_;
+  std::optional<GraphBreak> graph_break_;
+};
+
+thread_local Tracer* t_tracer = nullptr;
+
+void trace_fallback(const BoxedOp& op, dispatch::Stack& stack) {
+  if (t_tracer == nullptr) {  // tracing was turned on by someone else: just run the op
+    op.redispatch_boxed(DispatchKey::Trace, stack);
+    return;
+  }
+  t_tracer->record(op, stack);
+}
+
+}  // namespace
+
+bool is_tracing() { return t_tracer != nullptr; }
+
+TraceResult trace(const std::vector<Tensor>& inputs, const std::function<std::vector<Tensor>()>& fn,
+                  bool fullgraph) {
+  GLASS_CHECK(t_tracer == nullptr,
+              "compile: a compiled function was called while another is being traced on this "
+              "thread; nested tracing is not supported (call the inner function directly)");
+  // Installed on first use: compiler/ registers the fallback for every op in core.
+  static const bool installed = [] {
+    dispatch::set_trace_fallback(&trace_fallback);
+    return true;
+  }();
+  (void)installed;
+  Tracer tracer(fullgraph);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    GLASS_CHECK(inputs[i].defined(), "compile: input ", i, " is an undefined tensor");
+    tracer.add_input(inputs[i], static_cast<int>(i));
+  }
+  t_tracer = &tracer;
+  struct Reset {
+    ~Reset() { t_tracer = nullptr; }
+  } reset;
+  std::vector<Tensor> outputs;
+  {
+    dispatch::TracingGuard tracing;
+    outputs = fn();
+  }
+  return tracer.finish(std::move(outputs));
+}
+
+}  // namespace glass::compiler

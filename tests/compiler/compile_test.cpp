@@ -1,0 +1,432 @@
+// tests/compiler/compile_test.cpp — glass::compile end to end: the trace, the passes, fused
+// groups, guards and recompiles, graph breaks, writes and views, modules, autograd, and
+// random pointwise programs, each compiled result held to the same function run eagerly.
+#include "compiler/compile.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "autograd/gradcheck.h"
+#include "compiler/kernel_cache.h"
+#include "compiler/tracer.h"
+#include "core/grad_mode.h"
+#include "core/ops/compare.h"
+#include "core/ops/factories.h"
+#include "core/ops/pointwise.h"
+#include "core/ops/random.h"
+#include "core/ops/reduce.h"
+#include "core/print.h"
+#include "nn/modules/linear.h"
+
+namespace glass {
+namespace {
+
+class Compile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!compiler::host_compiler().available()) GTEST_SKIP() << "no C++ compiler on this machine";
+    ::setenv("GLASS_CACHE_DIR", GLASS_TEST_CACHE_DIR, 1);
+  }
+  void TearDown() override { ::unsetenv("GLASS_CACHE_DIR"); }
+};
+
+Tensor seed_chain(const Tensor& a, const Tensor& b) {
+  return ((a * b + a) * 0.5 - b).relu().sigmoid();
+}
+
+void expect_close(const Tensor& got, const Tensor& want, double rtol = 1e-5, double atol = 1e-6) {
+  ASSERT_EQ(got.sizes(), want.sizes());
+  ASSERT_EQ(got.dtype(), want.dtype());
+  EXPECT_TRUE(allclose(got, want, rtol, atol)) << "got\n" << got << "\nwant\n" << want;
+}
+
+TEST_F(Compile, TheSeedChainIsOneFusedGroupAndEqualsEager) {
+  auto f = compile(seed_chain);
+  Tensor a = randn({64, 33}), b = randn({64, 33});
+  Tensor first = f(a, b);   // traced: computed eagerly as it ran
+  Tensor second = f(a, b);  // the compiled graph
+  expect_close(first, seed_chain(a, b));
+  expect_close(second, seed_chain(a, b));
+  auto variants = f.variants();
+  ASSERT_EQ(variants.size(), 1u);
+  EXPECT_EQ(variants[0].fused_groups, 1) << variants[0].optimized;
+  EXPECT_EQ(variants[0].groups[0].size(), 6u) << "mul, add, mul, sub, relu, sigmoid";
+  EXPECT_NE(variants[0].traced.find("binary(mul, %0, %1)"), std::string::npos)
+      << variants[0].traced;
+  EXPECT_EQ(f.stats().traces, 1);
+  EXPECT_EQ(f.stats().calls, 2);
+  // The DOT of the optimised graph draws the group as one cluster around its six nodes.
+  const std::string& dot = variants[0].optimized_dot;
+  EXPECT_NE(dot.find("subgraph cluster_0"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n0; n1; n2; n3; n4; n5;"), std::string::npos) << dot;
+}
+
+TEST_F(Compile, BroadcastAndTransposedInputsAgreeWithEager) {
+  auto f = compile([](const Tensor& a, const Tensor& b) { return (a * b + b).tanh() - a; });
+  Tensor a = randn({5, 1}), b = randn({7, 5}).t();
+  for (int i = 0; i < 2; ++i) expect_close(f(a, b), (a * b + b).tanh() - a);
+}
+
+TEST_F(Compile, ARecordedGraphNamesEveryOpItRan) {
+  Tensor a = randn({3, 4});
+  compiler::TraceResult r = compiler::trace({a}, [&] {
+    Tensor z = zeros({4, 3});  // empty_strided, fill_into
+    return std::vector<Tensor>{(a.t().exp() + 1).sum({0}) + z.sum({0})};
+  });
+  std::string text = r.graph.to_string();
+  for (const char* op : {"empty_strided", "fill_into", "t(%0)", "unary(exp", "reduce(sum"})
+    EXPECT_NE(text.find(op), std::string::npos) << op << " missing from\n" << text;
+  EXPECT_FALSE(r.graph_break.has_value());
+}
+
+TEST_F(Compile, AShapeChangeRetracesAndBothVariantsStayRight) {
+  auto f = compile(seed_chain);
+  Tensor a = randn({8}), b = randn({8});
+  Tensor c = randn({3, 5}), d = randn({3, 5});
+  f(a, b);
+  f(c, d);
+  expect_close(f(a, b), seed_chain(a, b));
+  expect_close(f(c, d), seed_chain(c, d));
+  EXPECT_EQ(f.stats().traces, 2);
+  EXPECT_EQ(f.stats().guard_failures, 1);
+}
+
+TEST_F(Compile, ADtypeChangeRetracesRatherThanRunTheFloatKernel) {
+  auto f = compile([](const Tensor& a) { return (a * 3 + 1).abs(); });
+  Tensor x = randn({10});
+  f(x);
+  Tensor i = arange(-5, 5);  // Long
+  Tensor got = f(i);
+  EXPECT_EQ(got.dtype(), kLong);
+  EXPECT_TRUE(equal(got, (i * 3 + 1).abs()));
+  EXPECT_EQ(f.stats().traces, 2);
+}
+
+TEST_F(Compile, ANumberArgumentIsGuardedByValue) {
+  auto f = compile([](const Tensor& a, double s) { return (a * s).exp() + s; });
+  Tensor x = randn({6});
+  f(x, 2.0);
+  expect_close(f(x, 2.0), (x * 2.0).exp() + 2.0);
+  expect_close(f(x, 3.0), (x * 3.0).exp() + 3.0);
+  EXPECT_EQ(f.stats().traces, 2);
+}
+
+TEST_F(Compile, PastTheRecompileLimitNewShapesRunEagerly) {
+  auto f =
+      compile([](const Tensor& a) { return a.sin() * 2; }, CompileOptions().set_recompile_limit(2));
+  for (int n = 1; n <= 4; ++n) {
+    Tensor x = randn({n});
+    expect_close(f(x), x.sin() * 2);
+  }
+  EXPECT_EQ(f.stats().traces, 2);
+  EXPECT_EQ(f.stats().eager_calls, 2);
+}
+
+TEST_F(Compile, ItemIsAGraphBreakThatRunsEagerlyAndFullgraphRefusesIt) {
+  auto branchy = [](const Tensor& a) {
+    // A branch on data: what a trace cannot record.
+    return a.sum().item().toDouble() > 0 ? a * 2 : a * -1;
+  };
+  auto f = compile(branchy);
+  Tensor pos = ones({4}), neg = -ones({4});
+  EXPECT_TRUE(equal(f(pos), pos * 2));
+  EXPECT_TRUE(equal(f(neg), neg * -1)) << "same guards, other branch: must not replay pos's";
+  ASSERT_EQ(f.variants().size(), 1u);
+  ASSERT_TRUE(f.variants()[0].graph_break.has_value());
+  EXPECT_EQ(f.variants()[0].graph_break->op, "item");
+
+  auto strict = compile(branchy, CompileOptions().set_fullgraph(true));
+  try {
+    strict(pos);
+    FAIL() << "fullgraph must refuse item()";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("item()"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fullgraph"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Compile, PrintingIsAGraphBreakToo) {
+  auto f = compile([](const Tensor& a) {
+    std::ostringstream sink;
+    sink << a;
+    return a + 1;
+  });
+  Tensor x = randn({2});
+  expect_close(f(x), x + 1);
+  ASSERT_TRUE(f.variants()[0].graph_break.has_value());
+  EXPECT_EQ(f.variants()[0].graph_break->op, "print");
+}
+
+TEST_F(Compile, TensorsMadeInsideAreFoldedAndAFoldedResultIsFreshEachCall) {
+  auto f = compile([](const Tensor& a) {
+    Tensor w = full({4}, 2.0) * 3;  // folds to one constant
+    return std::make_tuple(a * w, ones({2}) + 1);
+  });
+  Tensor x = randn({4});
+  f(x);
+  auto [y, c] = f(x);
+  expect_close(y, x * 6);
+  EXPECT_TRUE(equal(c, full({2}, 2.0)));
+  c.add_(100);  // the caller owns what it got
+  auto [y2, c2] = f(x);
+  EXPECT_TRUE(equal(c2, full({2}, 2.0))) << "a folded output must be a new tensor per call";
+  EXPECT_GE(f.variants()[0].folded, 4) << f.variants()[0].optimized;
+}
+
+TEST_F(Compile, RandomTensorsMadeInsideAreNeitherFoldedNorMerged) {
+  auto f = compile([](const Tensor& a) { return a + rand({1000}) - rand({1000}); });
+  Tensor x = zeros({1000});
+  f(x);
+  Tensor r1 = f(x), r2 = f(x);
+  EXPECT_GT(r1.abs().sum().item().toDouble(), 1.0) << "two draws merged into one";
+  EXPECT_FALSE(equal(r1, r2)) << "a draw folded into a constant";
+  EXPECT_EQ(f.variants()[0].merged, 0);
+}
+
+TEST_F(Compile, CommonSubexpressionsAndDeadCodeAreRemoved) {
+  auto f = compile([](const Tensor& a) {
+    Tensor unused = a.cos();
+    return a.exp() + a.exp();
+  });
+  Tensor x = randn({5});
+  f(x);
+  expect_close(f(x), x.exp() * 2);
+  const auto& v = f.variants()[0];
+  EXPECT_EQ(v.merged, 1) << v.optimized;
+  EXPECT_GE(v.dead, 1) << v.optimized;
+  EXPECT_EQ(v.optimized.find("cos"), std::string::npos) << v.optimized;
+}
+
+TEST_F(Compile, AWriteToAnInputHappensOnEveryCallAsInEager) {
+  auto f = compile([](Tensor a) {
+    a.add_(1);
+    return a * 2;
+  });
+  Tensor x = zeros({3});
+  f(x);
+  Tensor y = f(x);
+  EXPECT_TRUE(equal(x, full({3}, 2.0)));
+  EXPECT_TRUE(equal(y, full({3}, 4.0)));
+}
+
+TEST_F(Compile, AWriteThroughAViewIsSeenByLaterReadsOfItsBase) {
+  auto f = compile([](Tensor a) {
+    Tensor before = a.exp();
+    a.select(0, 0).mul_(0);
+    return before + a.exp();  // the second exp reads the written row: not a CSE of the first
+  });
+  Tensor x = randn({2, 3});
+  Tensor eager_x = x.clone(), compiled_x = x.clone();
+  Tensor before = eager_x.exp();
+  eager_x.select(0, 0).mul_(0);
+  Tensor want = before + eager_x.exp();
+  f(compiled_x.clone());
+  expect_close(f(compiled_x), want);
+  EXPECT_TRUE(equal(compiled_x, eager_x));
+}
+
+TEST_F(Compile, ATensorCapturedFromOutsideIsReadLive) {
+  Tensor w = ones({3});
+  auto f = compile([&w](const Tensor& a) { return a * w + 1; });
+  Tensor x = ones({3});
+  f(x);
+  {
+    NoGradGuard no_grad;
+    w.mul_(5);  // as an optimizer step would
+  }
+  EXPECT_TRUE(equal(f(x), full({3}, 6.0)));
+}
+
+TEST_F(Compile, NestedCompiledFunctionsAreInlined) {
+  auto inner = compile([](const Tensor& a) { return a.exp(); });
+  auto outer = compile([&inner](const Tensor& a) { return inner(a) + 1; });
+  Tensor x = randn({4});
+  outer(x);
+  expect_close(outer(x), x.exp() + 1);
+  EXPECT_EQ(inner.stats().traces, 0);
+  EXPECT_EQ(outer.variants()[0].fused_groups, 1);
+}
+
+TEST_F(Compile, AModulesParametersAreInputsAndTrainingIsAGuard) {
+  nn::Linear fc(4, 3);
+  auto f = compile(fc);
+  Tensor x = randn({2, 4});
+  Tensor want = fc->forward(x);
+  expect_close(f(x), want);
+  {
+    NoGradGuard no_grad;
+    fc->weight.mul_(2);
+    fc->bias.zero_();
+  }
+  expect_close(f(x), fc->forward(x));
+  fc->eval();
+  f(x);
+  EXPECT_EQ(f.stats().traces, 2) << "eval() must retrace";
+}
+
+TEST_F(Compile, ACompiledFunctionIsDifferentiable) {
+  auto f = compile([](const Tensor& a, const Tensor& b) { return ((a * b + a) * 0.5 - b).tanh(); });
+  auto fn = [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in[0], in[1])}; };
+  Tensor a = randn({3, 4}, kFloat64), b = randn({3, 4}, kFloat64);
+  autograd::GradcheckResult r = autograd::gradcheck(fn, {a, b});
+  EXPECT_TRUE(r.ok) << r.report;
+  // And the same gradients as eager.
+  Tensor a1 = a.clone().requires_grad_(true), b1 = b.clone().requires_grad_(true);
+  Tensor a2 = a.clone().requires_grad_(true), b2 = b.clone().requires_grad_(true);
+  f(a1, b1).sum().backward();
+  f(a1, b1).sum().backward();  // the second call replays the compiled graph
+  (((a2 * b2 + a2) * 0.5 - b2).tanh().sum() * 2).backward();
+  expect_close(a1.grad(), a2.grad(), 1e-12, 1e-12);
+  expect_close(b1.grad(), b2.grad(), 1e-12, 1e-12);
+}
+
+TEST_F(Compile, GradModeIsAGuard) {
+  auto f = compile([](const Tensor& a) { return a.exp() * 2; });
+  Tensor x = randn({3}).requires_grad_(true);
+  f(x);
+  {
+    NoGradGuard no_grad;
+    Tensor y = f(x);
+    EXPECT_FALSE(y.requires_grad());
+    expect_close(y, x.detach().exp() * 2);
+  }
+  EXPECT_EQ(f.stats().traces, 2);
+  EXPECT_EQ(f.variants()[1].fused_groups, 1) << "without grad the chain fuses";
+  EXPECT_EQ(f.variants()[0].fused_groups, 0) << "with grad it replays through autograd";
+}
+
+// ---- random programs ----------------------------------------------------------------------
+
+// A random pointwise program over three inputs, as a list of ops on a stack of values; the
+// same recipe is run eagerly and inside one compiled function.
+struct Recipe {
+  struct Op {
+    int kind;  // 0 unary, 1 binary, 2 binary with a number, 3 clamp, 4 where, 5 reduce
+    int a, b, c;
+    UnaryOp u;
+    BinaryOp bin;
+    double number;
+  };
+  std::vector<Op> ops;
+  bool reduce_last = false;
+  int reduce_dim = -1;
+
+  Tensor run(const std::vector<Tensor>& in) const {
+    std::vector<Tensor> v = in;
+    for (const Op& op : ops) {
+      switch (op.kind) {
+        case 0: v.push_back(ops::unary(op.u, v[op.a])); break;
+        case 1: v.push_back(ops::binary(op.bin, v[op.a], v[op.b])); break;
+        case 2: v.push_back(ops::binary(op.bin, v[op.a], wrapped_scalar_tensor(op.number))); break;
+        case 3: v.push_back(v[op.a].clamp(-op.number, op.number)); break;
+        case 4: v.push_back(where(v[op.a] > v[op.b], v[op.b], v[op.c])); break;
+      }
+    }
+    Tensor out = v.back();
+    if (reduce_last)
+      out = reduce_dim < 0 || reduce_dim >= out.dim() ? out.sum() : out.sum({reduce_dim});
+    return out;
+  }
+};
+
+Recipe random_recipe(std::mt19937& rng) {
+  const UnaryOp unaries[] = {UnaryOp::Neg,  UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Sigmoid,
+                             UnaryOp::Relu, UnaryOp::Abs, UnaryOp::Sin,  UnaryOp::Cos};
+  const BinaryOp binaries[] = {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Maximum,
+                               BinaryOp::Minimum};
+  Recipe r;
+  int n = 3 + static_cast<int>(rng() % 6);
+  for (int i = 0; i < n; ++i) {
+    int have = 3 + i;
+    Recipe::Op op{};
+    op.kind = static_cast<int>(rng() % 5);
+    // Mostly the latest value, so chains form; sometimes an input or an older one.
+    auto pick = [&] { return rng() % 3 ? have - 1 : static_cast<int>(rng() % have); };
+    op.a = pick();
+    op.b = static_cast<int>(rng() % have);
+    op.c = static_cast<int>(rng() % have);
+    op.u = unaries[rng() % std::size(unaries)];
+    op.bin = binaries[rng() % std::size(binaries)];
+    op.number = 0.25 + 0.25 * static_cast<double>(rng() % 8);
+    r.ops.push_back(op);
+  }
+  r.reduce_last = rng() % 4 == 0;
+  r.reduce_dim = static_cast<int>(rng() % 3) - 1;
+  return r;
+}
+
+// Inputs of one broadcast shape family: [6, 5], [5] and a transposed [6, 5].
+std::vector<Tensor> random_inputs(ScalarType dtype) {
+  return {randn({6, 5}, dtype), randn({5}, dtype), randn({5, 6}, dtype).t()};
+}
+
+TEST_F(Compile, RandomPointwiseProgramsCompiledInOneObjectEqualEager) {
+  std::mt19937 rng(1234);
+  std::vector<Recipe> recipes;
+  for (int i = 0; i < 120; ++i) recipes.push_back(random_recipe(rng));
+  for (ScalarType dtype : {kFloat32, kFloat64}) {
+    auto all = [&](const Tensor& x, const Tensor& y, const Tensor& z) {
+      std::vector<Tensor> out;
+      for (const Recipe& r : recipes) out.push_back(r.run({x, y, z}));
+      return out;
+    };
+    auto f = compile(all);
+    std::vector<Tensor> in = random_inputs(dtype);
+    f(in[0], in[1], in[2]);
+    std::vector<Tensor> in2 = random_inputs(dtype);  // same guards, new values
+    std::vector<Tensor> got = f(in2[0], in2[1], in2[2]);
+    std::vector<Tensor> want = all(in2[0], in2[1], in2[2]);
+    ASSERT_EQ(got.size(), want.size());
+    double tol = dtype == kFloat32 ? 1e-5 : 1e-12;
+    for (size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE("program " + std::to_string(i));
+      expect_close(got[i], want[i], tol, tol);
+    }
+    EXPECT_GE(f.variants()[0].fused_groups, 60) << "most programs should fuse";
+  }
+}
+
+TEST_F(Compile, RandomProgramsHaveEagersGradients) {
+  std::mt19937 rng(99);
+  for (int i = 0; i < 12; ++i) {
+    Recipe r = random_recipe(rng);
+    r.reduce_last = true;
+    auto f = compile([&r](const Tensor& x, const Tensor& y, const Tensor& z) {
+      return r.run({x, y, z});
+    });
+    std::vector<Tensor> in = random_inputs(kFloat64);
+    auto grads = [&](bool compiled) {
+      std::vector<Tensor> leaves;
+      for (const Tensor& t : in) leaves.push_back(t.detach().clone().requires_grad_(true));
+      Tensor out = compiled ? f(leaves[0], leaves[1], leaves[2]) : r.run(leaves);
+      out.sum().backward();
+      std::vector<Tensor> g;
+      for (const Tensor& l : leaves) g.push_back(l.grad().defined() ? l.grad() : zeros_like(l));
+      return g;
+    };
+    grads(true);  // the trace
+    std::vector<Tensor> got = grads(true), want = grads(false);
+    for (size_t k = 0; k < got.size(); ++k) expect_close(got[k], want[k], 1e-12, 1e-12);
+  }
+}
+
+TEST_F(Compile, BadInputIsAClearError) {
+  auto f = compile([](const Tensor& a) { return a + 1; });
+  try {
+    f(Tensor());
+    FAIL() << "an undefined tensor must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("undefined"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(compile([](const Tensor& a) { return a; }, CompileOptions().set_recompile_limit(0)),
+               Error);
+}
+
+}  // namespace
+}  // namespace glass
