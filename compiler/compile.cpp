@@ -173,7 +173,10 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
       }
       why = failed;
     }
-    if (!chosen && !variants_.empty()) ++stats_.guard_failures;
+    if (!chosen && !variants_.empty()) {
+      ++stats_.guard_failures;
+      stats_.last_guard_failure = why;
+    }
     over_limit = !chosen && static_cast<int>(variants_.size()) >= options_.recompile_limit;
     if (over_limit) {
       ++stats_.eager_calls;

@@ -83,6 +83,7 @@ struct CompileStats {
   int64_t traces = 0;          // first trace and every recompile
   int64_t guard_failures = 0;  // calls no variant's guards accepted
   int64_t eager_calls = 0;     // past the recompile limit, or a graph-broken variant
+  std::string last_guard_failure;  // why the last retrace happened ("tensor 0 has sizes ...")
 };
 
 // The engine behind glass::compile, independent of the function's C++ signature: a call is

@@ -250,9 +250,14 @@ std::optional<FusionGroup> build_group(const Graph& g, std::vector<int> members)
         case PointwiseKind::Unary:
           step = p.unary(a[0].constant.get<UnaryOp>(), operand(a[1].value));
           break;
-        case PointwiseKind::Binary:
-          step = p.binary(a[0].constant.get<BinaryOp>(), operand(a[1].value), operand(a[2].value));
+        case PointwiseKind::Binary: {
+          // Operands in argument order (a function call's arguments have none), so the
+          // program's inputs are numbered as the op reads them.
+          int x = operand(a[1].value);
+          int y = operand(a[2].value);
+          step = p.binary(a[0].constant.get<BinaryOp>(), x, y);
           break;
+        }
         case PointwiseKind::Clamp: {
           auto bound = [](const Arg& b) -> std::optional<Scalar> {
             if (b.constant.is_none()) return std::nullopt;
@@ -261,9 +266,13 @@ std::optional<FusionGroup> build_group(const Graph& g, std::vector<int> members)
           step = p.clamp(operand(a[0].value), bound(a[1]), bound(a[2]));
           break;
         }
-        case PointwiseKind::Where:
-          step = p.where(operand(a[0].value), operand(a[1].value), operand(a[2].value));
+        case PointwiseKind::Where: {
+          int c = operand(a[0].value);
+          int x = operand(a[1].value);
+          int y = operand(a[2].value);
+          step = p.where(c, x, y);
           break;
+        }
         case PointwiseKind::Reduce: {
           if (m != members.back() || !a[4].constant.is_none()) return std::nullopt;
           p.set_output(operand(a[1].value));

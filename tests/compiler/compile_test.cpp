@@ -95,6 +95,7 @@ TEST_F(Compile, AShapeChangeRetracesAndBothVariantsStayRight) {
   expect_close(f(c, d), seed_chain(c, d));
   EXPECT_EQ(f.stats().traces, 2);
   EXPECT_EQ(f.stats().guard_failures, 1);
+  EXPECT_EQ(f.stats().last_guard_failure, "tensor 0 has sizes [3, 5], the trace had [8]");
 }
 
 TEST_F(Compile, ADtypeChangeRetracesRatherThanRunTheFloatKernel) {
@@ -197,7 +198,7 @@ TEST_F(Compile, CommonSubexpressionsAndDeadCodeAreRemoved) {
   Tensor x = randn({5});
   f(x);
   expect_close(f(x), x.exp() * 2);
-  const auto& v = f.variants()[0];
+  const compiler::VariantInfo v = f.variants()[0];
   EXPECT_EQ(v.merged, 1) << v.optimized;
   EXPECT_GE(v.dead, 1) << v.optimized;
   EXPECT_EQ(v.optimized.find("cos"), std::string::npos) << v.optimized;

@@ -1,0 +1,277 @@
+// lessons/12_the_compiler/main.cpp — lesson 12 as a program: glass::compile, the seed's
+// §VII, from what one eager op costs to the C++ a fused group becomes.
+//
+// Sections: 1. what an op costs (the ops and new tensors of a small chain, eager and
+// compiled); 2. a trace records what ran; 3. what a trace cannot see: sizes read in C++
+// (guards, a retrace), a branch on a value (a graph break), and the same branch without the
+// break; 4. the passes (dead code, a common subexpression, constant folding); 5. fusion and
+// the generated loop; 6. the seed's "30–200%" against this machine.
+//
+// stdout is deterministic and lesson_12_output compares it with README.md. Timings are
+// not: they go to stderr, each line starting with "[time]".
+//
+// [SECTION] helpers   [SECTION] 1-6   [SECTION] main
+#include <glass/glass.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/compile.h"
+#include "compiler/tracer.h"
+
+namespace {
+
+using glass::Tensor;
+using Clock = std::chrono::steady_clock;
+
+// [SECTION] helpers ----------------------------------------------------------------------
+
+void section(const char* title) { std::cout << "== " << title << " ==\n"; }
+
+std::string fixed(double v, int decimals) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(decimals) << v;
+  return os.str();
+}
+
+// The ops dispatched at the Backend key, and the tensors allocated, while `fn` runs.
+struct OpLog {
+  std::vector<std::string> ops;
+  int allocations = 0;
+};
+OpLog log_ops(const std::function<void()>& fn) {
+  OpLog log;
+  int handle = glass::events::subscribe([&](const glass::events::Event& e) {
+    if (e.kind == glass::events::Kind::OpDispatched && std::string(e.detail) == "Backend")
+      log.ops.emplace_back(e.name);
+    if (e.kind == glass::events::Kind::Allocation) ++log.allocations;
+  });
+  fn();
+  glass::events::unsubscribe(handle);
+  return log;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s;
+}
+
+// Seconds per call of `fn`, the best of 5 rounds of `reps` calls.
+double seconds_per_call(const std::function<void()>& fn, int reps) {
+  double best = 1e30;
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) fn();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count() / reps);
+  }
+  return best;
+}
+
+void indented(const std::string& text, const std::string& pad = "  ") {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) std::cout << pad << line << "\n";
+}
+
+Tensor tiny_chain(const Tensor& a, const Tensor& b) { return ((a * b + a) * 0.5).relu(); }
+
+Tensor seed_chain(const Tensor& a, const Tensor& b) {
+  return ((a * b + a) * 0.5 - b).relu().sigmoid();
+}
+
+// [SECTION] 1. what an op costs ------------------------------------------------------------
+
+void what_an_op_costs() {
+  section("1. what an op costs");
+  Tensor a = glass::randn({16}), b = glass::randn({16});
+  OpLog eager = log_ops([&] { tiny_chain(a, b); });
+  // The chain's own ops, and what they dispatch inside (counted by name, first seen first).
+  std::vector<std::string> chain, inside;
+  std::vector<int> times;
+  for (const std::string& op : eager.ops) {
+    if (op == "mul" || op == "add" || op == "relu") {
+      chain.push_back(op);
+      continue;
+    }
+    auto it = std::find(inside.begin(), inside.end(), op);
+    if (it == inside.end()) {
+      inside.push_back(op);
+      times.push_back(1);
+    } else {
+      ++times[it - inside.begin()];
+    }
+  }
+  for (size_t i = 0; i < inside.size(); ++i)
+    if (times[i] > 1) inside[i] += " x" + std::to_string(times[i]);
+  std::cout << "eager ((a*b + a) * 0.5).relu() on 16 floats\n"
+            << "  the chain's ops: " << joined(chain) << "\n"
+            << "  ops they dispatch inside: " << joined(inside) << "\n"
+            << "  new tensors: " << eager.allocations << "\n";
+  auto f = glass::compile(tiny_chain);
+  f(a, b);  // the first call traces and compiles
+  OpLog compiled = log_ops([&] { f(a, b); });
+  std::cout << "compiled, a later call\n"
+            << "  ops dispatched: " << joined(compiled.ops) << "\n"
+            << "  new tensors: " << compiled.allocations << "\n";
+  const double t_small = seconds_per_call([&] { tiny_chain(a, b); }, 20000);
+  const double t_fused = seconds_per_call([&] { f(a, b); }, 20000);
+  Tensor big_a = glass::randn({1 << 22}), big_b = glass::randn({1 << 22});
+  const double t_big = seconds_per_call([&] { big_a + big_b; }, 20);
+  std::cerr << "[time] eager tiny chain (4 ops on 16 floats): " << fixed(t_small * 1e9, 0)
+            << " ns, " << fixed(t_small * 1e9 / 4, 0) << " ns per op\n"
+            << "[time] compiled tiny chain: " << fixed(t_fused * 1e9, 0) << " ns\n"
+            << "[time] one add on 4M floats: " << fixed(t_big * 1e6, 0) << " us, "
+            << fixed(t_big * 1e9 / (1 << 22), 2) << " ns per element\n";
+}
+
+// [SECTION] 2. a trace records what ran ----------------------------------------------------
+
+void a_trace_records_what_ran() {
+  section("2. a trace records what ran");
+  Tensor a = glass::randn({4, 3}), b = glass::randn({4, 3});
+  glass::compiler::TraceResult r =
+      glass::compiler::trace({a, b}, [&] { return std::vector<Tensor>{seed_chain(a, b)}; });
+  std::cout << "trace of ((a*b + a) * 0.5 - b).relu().sigmoid():\n";
+  indented(r.graph.to_string());
+  std::cout << "the trace ran the function: its result equals eager's: "
+            << (glass::equal(r.outputs[0], seed_chain(a, b)) ? "yes" : "no") << "\n";
+}
+
+// [SECTION] 3. what a trace cannot see ------------------------------------------------------
+
+Tensor flatten(const Tensor& x) { return x.view({x.size(0) * x.size(1)}) * 2; }
+
+Tensor branchy(const Tensor& x) {
+  if (x.sum().item<double>() > 0) return x * 2;
+  return x * -0.5;
+}
+
+Tensor branch_free(const Tensor& x) { return glass::where(x.sum() > 0, x * 2, x * -0.5); }
+
+void what_a_trace_cannot_see() {
+  section("3. what a trace cannot see");
+  auto f = glass::compile(flatten);
+  f(glass::ones({2, 3}));
+  std::cout << "flatten reads x.size(0) in C++; the trace holds the product as a number:\n";
+  indented(f.variants()[0].traced);
+  f(glass::ones({2, 3}));
+  f(glass::ones({3, 4}));
+  glass::compiler::CompileStats s = f.stats();
+  std::cout << "calls " << s.calls << ", traces " << s.traces
+            << "; the retrace: " << s.last_guard_failure << "\n";
+
+  auto g = glass::compile(branchy);
+  Tensor pos = glass::ones({3}), neg = -glass::ones({3});
+  bool right = glass::equal(g(pos), pos * 2) && glass::equal(g(neg), neg * -0.5);
+  const glass::compiler::VariantInfo v = g.variants()[0];
+  std::cout << "branchy: graph break at " << v.graph_break->op << "(); it runs eagerly, so "
+            << "both branches are right: " << (right ? "yes" : "no") << "\n";
+  auto strict = glass::compile(branchy, glass::CompileOptions().set_fullgraph(true));
+  try {
+    strict(pos);
+  } catch (const glass::Error& e) {
+    std::string what = e.what();
+    std::cout << "with fullgraph:\n  " << what.substr(0, what.find(". Remove")) << "\n";
+  }
+  auto h = glass::compile(branch_free, glass::CompileOptions().set_fullgraph(true));
+  h(pos);
+  right = glass::equal(h(pos), pos * 2) && glass::equal(h(neg), neg * -0.5);
+  std::cout << "branch_free (where instead of if): traces " << h.stats().traces
+            << ", both branches right: " << (right ? "yes" : "no") << "\n";
+}
+
+// [SECTION] 4. the passes ------------------------------------------------------------------
+
+Tensor wasteful(const Tensor& x) {
+  Tensor unused = x.cos();               // dead: nothing reads it
+  Tensor k = glass::full({4}, 2.0) * 3;  // made inside from numbers: folded
+  return x.exp() * k + x.exp();          // exp twice: one is enough
+}
+
+void the_passes() {
+  section("4. the passes");
+  auto f = glass::compile(wasteful, glass::CompileOptions().set_fuse(false));
+  f(glass::randn({4}));
+  const glass::compiler::VariantInfo v = f.variants()[0];
+  std::cout << "traced:\n";
+  indented(v.traced);
+  std::cout << "after the passes (" << v.dead << " dead, " << v.merged << " merged, " << v.folded
+            << " folded):\n";
+  indented(v.optimized);
+}
+
+// [SECTION] 5. fusion and the generated loop -----------------------------------------------
+
+void fusion_and_codegen() {
+  section("5. fusion and the generated loop");
+  auto f = glass::compile(seed_chain);
+  Tensor a = glass::randn({64}), b = glass::randn({64});
+  f(a, b);
+  const glass::compiler::VariantInfo v = f.variants()[0];
+  std::cout << "fused groups: " << v.fused_groups << ", of " << v.groups[0].size() << " ops\n";
+  const std::string& source = v.sources[0];
+  // The group's IR heads the kernel as a comment; then the contiguous loop's body.
+  size_t begin = source.find("// glass_kernel");
+  size_t loop = source.find("for (int64_t i = 0; i < n; ++i) {", begin);
+  size_t end = source.find("out[i] =", loop);
+  indented(source.substr(begin, source.find('\n', end) - begin), "  ");
+  std::cout << "  ...\n";
+}
+
+// [SECTION] 6. the seed's "30-200%" ----------------------------------------------------------
+
+struct MLPImpl : glass::nn::Module {
+  MLPImpl() : Module("MLP") {
+    fc1 = register_module("fc1", glass::nn::Linear(784, 512));
+    fc2 = register_module("fc2", glass::nn::Linear(512, 512));
+    fc3 = register_module("fc3", glass::nn::Linear(512, 10));
+  }
+  Tensor forward(const Tensor& x) { return fc3(fc2(fc1(x).relu()).relu()); }
+  glass::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+};
+
+void the_seeds_claim() {
+  section("6. the seed's \"30-200%\"");
+  Tensor a = glass::empty({4096, 4096}).uniform_(-1, 1),
+         b = glass::empty({4096, 4096}).uniform_(-1, 1);
+  auto chain = glass::compile(seed_chain);
+  chain(a, b);
+  const double eager = seconds_per_call([&] { seed_chain(a, b); }, 3);
+  const double fused = seconds_per_call([&] { chain(a, b); }, 3);
+  glass::manual_seed(0);
+  auto model = std::make_shared<MLPImpl>();
+  auto compiled = glass::compile(model);
+  Tensor x = glass::randn({64, 784});
+  glass::NoGradGuard no_grad;
+  compiled(x);
+  const double mlp_eager = seconds_per_call([&] { model->forward(x); }, 20);
+  const double mlp_compiled = seconds_per_call([&] { compiled(x); }, 20);
+  std::cout << "timed on stderr: the seed chain on 16M floats, and lesson 06's MLP forward\n";
+  std::cerr << "[time] seed chain, 16M floats: eager " << fixed(eager * 1e3, 1) << " ms, compiled "
+            << fixed(fused * 1e3, 1) << " ms: " << fixed(eager / fused, 2) << "x ("
+            << fixed((eager / fused - 1) * 100, 0) << "% faster)\n"
+            << "[time] MLP forward, batch 64: eager " << fixed(mlp_eager * 1e6, 0)
+            << " us, compiled " << fixed(mlp_compiled * 1e6, 0)
+            << " us: " << fixed(mlp_eager / mlp_compiled, 2) << "x\n";
+}
+
+}  // namespace
+
+// [SECTION] main ---------------------------------------------------------------------------
+
+int main() {
+  glass::manual_seed(12);
+  what_an_op_costs();
+  a_trace_records_what_ran();
+  what_a_trace_cannot_see();
+  the_passes();
+  fusion_and_codegen();
+  the_seeds_claim();
+  return 0;
+}
