@@ -17,6 +17,7 @@
 #include "compiler/tracer.h"
 #include "core/error.h"
 #include "core/grad_mode.h"
+#include "core/tensor_options.h"
 
 namespace glass::compiler {
 namespace {
@@ -43,15 +44,17 @@ bool same_number(const IValue& a, const IValue& b) {
   return x.toLong() == y.toLong();
 }
 
-// For each tensor, the first earlier one sharing its storage, or -1.
+// For each tensor, the first earlier one sharing its storage, or -1; and, apart, the first
+// earlier one that is the very same tensor (the trace made one value of the two).
 std::vector<int> alias_pattern(const std::vector<Tensor>& tensors) {
-  std::vector<int> first(tensors.size(), -1);
+  std::vector<int> first(2 * tensors.size(), -1);
   for (size_t i = 0; i < tensors.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (tensors[i].is_alias_of(tensors[j])) {
-        first[i] = static_cast<int>(j);
-        break;
-      }
+    for (size_t j = 0; j < i; ++j) {
+      if (first[2 * i] < 0 && tensors[i].is_alias_of(tensors[j]))
+        first[2 * i] = static_cast<int>(j);
+      if (first[2 * i + 1] < 0 && tensors[i].is_same(tensors[j]))
+        first[2 * i + 1] = static_cast<int>(j);
+    }
   return first;
 }
 
@@ -60,16 +63,54 @@ std::vector<int> alias_pattern(const std::vector<Tensor>& tensors) {
 struct CompiledFunction::Variant {
   // ---- guards ----
   struct TensorGuard {
-    std::vector<int64_t> sizes;
+    std::vector<int64_t> sizes, strides;
+    int64_t storage_offset = 0;
     ScalarType dtype;
     Device device{kCPU};
     bool requires_grad;
+    bool has_forward_grad;
   };
   std::vector<TensorGuard> tensors;
   std::vector<int> aliases;
   std::vector<IValue> numbers;
   uint64_t context = 0;
   bool grad_mode = true;
+  ScalarType default_dtype = ScalarType::Float32;
+  // Tensors from outside the function that the graph reads live: their metadata too.
+  std::vector<std::pair<Tensor, TensorGuard>> constants;
+
+  static TensorGuard guard_of(const Tensor& t) {
+    return {t.sizes().vec(),
+            t.strides().vec(),
+            t.storage_offset(),
+            t.dtype(),
+            t.device(),
+            t.requires_grad(),
+            t.unsafeGetTensorImpl()->has_forward_grad()};
+  }
+  // "" when t matches g, else what differs (`what` names the tensor).
+  static std::string differs(const Tensor& t, const TensorGuard& g, const std::string& what) {
+    std::ostringstream why;
+    if (!t.defined())
+      why << what << " is undefined";
+    else if (!(t.sizes() == g.sizes))
+      why << what << " has sizes " << t.sizes() << ", the trace had " << IntArrayRef(g.sizes);
+    else if (t.dtype() != g.dtype)
+      why << what << " is " << to_string(t.dtype()) << ", the trace had " << to_string(g.dtype);
+    else if (t.device() != g.device)
+      why << what << " is on " << t.device() << ", the trace had " << g.device;
+    else if (t.requires_grad() != g.requires_grad)
+      why << what << (t.requires_grad() ? " requires" : " does not require")
+          << " grad, unlike in the trace";
+    else if (!(t.strides() == g.strides) || t.storage_offset() != g.storage_offset)
+      why << what << " has strides " << t.strides() << " (offset " << t.storage_offset()
+          << "), the trace had " << IntArrayRef(g.strides) << " (offset " << g.storage_offset
+          << ")";
+    else if (t.unsafeGetTensorImpl()->has_forward_grad() != g.has_forward_grad)
+      why << what << (g.has_forward_grad ? " has no" : " has a") << " forward-mode tangent, "
+          << "unlike in the trace";
+    return why.str();
+  }
 
   // ---- what runs ----
   bool eager = false;  // a graph break: the function runs as written
@@ -90,23 +131,8 @@ struct CompiledFunction::Variant {
       return "the call has " + std::to_string(ts.size()) + " tensors, the trace had " +
              std::to_string(tensors.size());
     for (size_t i = 0; i < ts.size(); ++i) {
-      const Tensor& t = ts[i];
-      const TensorGuard& g = tensors[i];
-      std::ostringstream why;
-      if (!t.defined())
-        why << "tensor " << i << " is undefined";
-      else if (!(t.sizes() == g.sizes))
-        why << "tensor " << i << " has sizes " << t.sizes() << ", the trace had "
-            << IntArrayRef(g.sizes);
-      else if (t.dtype() != g.dtype)
-        why << "tensor " << i << " is " << to_string(t.dtype()) << ", the trace had "
-            << to_string(g.dtype);
-      else if (t.device() != g.device)
-        why << "tensor " << i << " is on " << t.device() << ", the trace had " << g.device;
-      else if (t.requires_grad() != g.requires_grad)
-        why << "tensor " << i << (t.requires_grad() ? " requires" : " does not require")
-            << " grad, unlike in the trace";
-      if (!why.str().empty()) return why.str();
+      std::string why = differs(ts[i], tensors[i], "tensor " + std::to_string(i));
+      if (!why.empty()) return why;
     }
     if (ns.size() != numbers.size()) return "a different number of non-tensor arguments";
     for (size_t i = 0; i < ns.size(); ++i)
@@ -114,8 +140,13 @@ struct CompiledFunction::Variant {
         return "argument " + ns[i].to_string() + " differs from the traced " +
                numbers[i].to_string();
     if (grad != grad_mode) return grad ? "grad mode is on, it was off" : "grad mode is off";
-    if (ctx != context) return "the module's training flag changed";
+    if (ctx != context) return "a module's training flag changed";
+    if (get_default_dtype() != default_dtype) return "the default dtype changed";
     if (alias_pattern(ts) != aliases) return "which inputs share storage changed";
+    for (const auto& [t, g] : constants) {
+      std::string why = differs(t, g, "a tensor the function captured");
+      if (!why.empty()) return why;
+    }
     return "";
   }
 
@@ -136,11 +167,7 @@ struct CompiledFunction::Variant {
     }
     std::vector<Tensor> out;
     out.reserve(graph.outputs.size());
-    for (int v : graph.outputs) {
-      const Value& value = graph.values[v];
-      // A folded constant is the function's own new tensor: each call gets a fresh one.
-      out.push_back(value.folded ? value.constant.clone() : value_tensor(graph, v, env));
-    }
+    for (int v : graph.outputs) out.push_back(value_tensor(graph, v, env));
     return out;
   }
 };
@@ -203,17 +230,20 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
   auto variant = std::make_shared<Variant>();
   for (const Tensor& t : tensors) {
     GLASS_CHECK(t.defined(), "compile: ", name_, " was called with an undefined tensor");
-    variant->tensors.push_back({t.sizes().vec(), t.dtype(), t.device(), t.requires_grad()});
+    variant->tensors.push_back(Variant::guard_of(t));
   }
   variant->aliases = alias_pattern(tensors);
   variant->numbers = numbers;
   variant->context = context;
   variant->grad_mode = grad;
+  variant->default_dtype = get_default_dtype();
   TraceResult traced = trace(tensors, eager, options_.fullgraph);
   VariantInfo& info = variant->info;
   info.traced = traced.graph.to_string();
   info.traced_dot = traced.graph.to_dot("traced");
   info.graph_break = traced.graph_break;
+  if (traced.graph_break && traced.graph_break->value >= 0)
+    info.break_source = traced.graph.dot_name(traced.graph_break->value);
   if (traced.graph_break) {
     variant->eager = true;
     std::cerr << "glass::compile: " << traced.graph_break->message << " (in " << name_
@@ -257,6 +287,10 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
         });
       }
     }
+    for (const Value& value : g.values)
+      if (value.kind == Value::Kind::Constant && !value.folded && !value.is_wrapped_number &&
+          value.constant.defined())
+        variant->constants.emplace_back(value.constant, Variant::guard_of(value.constant));
     variant->graph = std::move(g);
     if (debug_enabled())
       std::cerr << "glass::compile: " << name_ << " traced:\n"

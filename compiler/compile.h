@@ -24,11 +24,15 @@
 // nodes through autograd, unfused, so backward runs each op's own formula (fused groups
 // are used only where no gradient is asked for).
 //
-// Strides are not guarded: every node replays through the op itself (TensorIterator), which
-// takes any strides. What a trace cannot see: a tensor read through data_ptr() or an
-// accessor, and tensors the function captures from outside, which are read live by handle
-// (assigning a different tensor to the captured variable is not seen; pass it as an input,
-// or compile a module, whose parameters and buffers are inputs).
+// Strides and storage offsets are guarded too, as Dynamo guards them: reshape(),
+// contiguous() and the function's own C++ decide view-or-copy by them, and a trace keeps
+// the decision. Tensors the function captures from outside are read live by handle, their
+// metadata guarded. What a trace cannot see: a value read through data_ptr() or an accessor;
+// assigning a different tensor to a captured variable (pass it as an input, or compile a
+// module, whose parameters and buffers are inputs); a captured tensor that was also passed
+// as an argument on the traced call (the trace cannot tell the two uses apart and reads the
+// argument); and tensors reached through autograd's metadata, such as p.grad(), which are
+// read live like any captured tensor (a new .grad() tensor is not seen).
 #pragma once
 
 #include <cstdint>
@@ -75,14 +79,15 @@ struct VariantInfo {
   std::vector<std::vector<int>> groups;   // the optimised graph's nodes of each fused group
   std::vector<std::string> sources;       // the generated C++ of each group
   std::optional<GraphBreak> graph_break;  // set: this variant runs eagerly
-  int dead = 0, merged = 0, folded = 0;   // what the passes removed
+  std::string break_source;  // the traced DOT's name for what made the value it read, or ""
+  int dead = 0, merged = 0, folded = 0;  // what the passes removed
 };
 
 struct CompileStats {
   int64_t calls = 0;
-  int64_t traces = 0;          // first trace and every recompile
-  int64_t guard_failures = 0;  // calls no variant's guards accepted
-  int64_t eager_calls = 0;     // past the recompile limit, or a graph-broken variant
+  int64_t traces = 0;              // first trace and every recompile
+  int64_t guard_failures = 0;      // calls no variant's guards accepted
+  int64_t eager_calls = 0;         // past the recompile limit, or a graph-broken variant
   std::string last_guard_failure;  // why the last retrace happened ("tensor 0 has sizes ...")
 };
 
@@ -208,13 +213,14 @@ class Compiled {
 
 // A compiled module: module->forward(args...), with the module's parameters and buffers as
 // inputs of every call (never constants: an optimizer step must be seen by the next call)
-// and its training flag a guard.
+// and the training flags of it and its submodules a guard.
 // Anything used through -> like a module: a std::shared_ptr<LinearImpl>, or a holder (Linear).
 template <class P>
 concept ModuleHandle = requires(const P& p) {
   p->parameters();
   p->buffers();
   p->is_training();
+  p->named_modules();
 };
 
 template <ModuleHandle P>
@@ -235,7 +241,12 @@ class CompiledModule {
     state.insert(state.end(), buffers.begin(), buffers.end());
     numbers.emplace_back(static_cast<int64_t>(state.size()));
     tensors.insert(tensors.end(), state.begin(), state.end());
-    std::vector<Tensor> out = engine_->call(tensors, numbers, module_->is_training() ? 1 : 0, [&] {
+    // Every submodule's training flag (one child put in eval() changes the graph).
+    uint64_t training = (1469598103934665603ull ^ (module_->is_training() ? 1u : 2u)) *
+                        1099511628211ull;  // FNV-1a over the flags, root first
+    for (const auto& named : module_->named_modules())
+      training = (training ^ (named.second->is_training() ? 1u : 2u)) * 1099511628211ull;
+    std::vector<Tensor> out = engine_->call(tensors, numbers, training, [&] {
       return compiler::detail::to_tensors(module_->forward(args...));
     });
     return compiler::detail::from_tensors<R>(std::move(out));

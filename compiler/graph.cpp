@@ -12,6 +12,8 @@ TensorMeta TensorMeta::of(const Tensor& t) {
   m.dtype = t.dtype();
   m.device = t.device();
   m.requires_grad = t.requires_grad();
+  m.storage_offset = t.storage_offset();
+  m.has_forward_grad = t.unsafeGetTensorImpl()->has_forward_grad();
   return m;
 }
 
@@ -135,6 +137,13 @@ std::string Graph::to_string() const {
   return os.str();
 }
 
+std::string Graph::dot_name(int v) const {
+  const Value& value = values[v];
+  if (value.kind == Value::Kind::NodeOutput && value.node >= 0)
+    return "n" + std::to_string(value.node);
+  return "v" + std::to_string(v);
+}
+
 std::string Graph::to_dot(const std::string& title,
                           const std::vector<std::vector<int>>& clusters) const {
   std::ostringstream os;
@@ -149,11 +158,7 @@ std::string Graph::to_dot(const std::string& title,
          << type_of(value.meta) << "\"];\n";
   }
   // Edges run from the node (or input) that made a value to each node that reads it.
-  auto source = [&](int v) -> std::string {
-    const Value& value = values[v];
-    if (value.kind == Value::Kind::NodeOutput) return "n" + std::to_string(value.node);
-    return "v" + std::to_string(v);
-  };
+  auto source = [&](int v) { return dot_name(v); };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     std::vector<int> shown = n.outputs.empty() ? n.writes : n.outputs;

@@ -25,9 +25,11 @@ namespace glass::compiler {
 
 struct TensorMeta {
   std::vector<int64_t> sizes, strides;
+  int64_t storage_offset = 0;
   ScalarType dtype = ScalarType::Undefined;
   Device device{kCPU};
   bool requires_grad = false;
+  bool has_forward_grad = false;  // carries a forward-mode tangent
   static TensorMeta of(const Tensor& t);
 };
 
@@ -65,6 +67,7 @@ struct Node {
 struct GraphBreak {
   std::string op;
   std::string message;
+  int value = -1;  // the value it read back (-1: none the trace knew)
 };
 
 class Graph {
@@ -92,6 +95,8 @@ class Graph {
   // One line per node, as "%4 = binary(mul, %0, %1) : float32[8, 3]"; what
   // GLASS_COMPILE_DEBUG prints and the tests read.
   std::string to_string() const;
+  // The DOT name to_dot gives what made value v: "n<node>" for a node's result, else "v<v>".
+  std::string dot_name(int v) const;
   // Graphviz DOT: inputs and constants as boxes, nodes as ellipses, writes in bold; each
   // list of node indices in `clusters` (a fused group) drawn as one box around its nodes.
   std::string to_dot(const std::string& title = "graph",

@@ -30,7 +30,8 @@ int eliminate_dead_code(Graph& g) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (int i = static_cast<int>(g.nodes.size()) - 1; i >= 0; --i) {
     const Node& n = g.nodes[i];
-    bool live = false;
+    // A draw advances its generator: removing one would change every later draw.
+    bool live = n.op->has_tag(kRandomOp);
     for (int v : n.outputs) live |= live_values.count(v) > 0;
     for (int w : n.writes) {
       int r = g.root(w);
@@ -111,9 +112,13 @@ int eliminate_common_subexpressions(Graph& g) {
       continue;
     }
     if (n.op->has_tag(kRandomOp) || n.op->has_tag(kFactoryOp) || n.outputs.empty()) continue;
-    bool result_written = false;
-    for (int v : n.outputs) result_written |= written_roots.count(g.root(v)) > 0;
-    if (result_written) continue;
+    bool result_written = false, returned = false;
+    for (int v : n.outputs) {
+      result_written |= written_roots.count(g.root(v)) > 0;
+      // Two results the function returns are two tensors, even when equal.
+      returned |= std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end();
+    }
+    if (result_written || returned) continue;
     auto [it, inserted] = seen.emplace(node_key(g, n), static_cast<int>(i));
     if (inserted) continue;
     const Node& first = g.nodes[it->second];
@@ -137,6 +142,7 @@ int fold_constants(Graph& g) {
     const Value& value = g.values[v];
     if (value.kind != Value::Kind::NodeOutput || value.node < 0 || blocked[value.node]) return;
     blocked[value.node] = true;
+    foldable[value.node] = false;
     const Node& n = g.nodes[value.node];
     if (value.written >= 0) self(value.written, self);
     if (n.op->has_tag(kViewOp) && n.args[0].kind == Arg::Kind::Value) self(n.args[0].value, self);
@@ -161,6 +167,27 @@ int fold_constants(Graph& g) {
         }
       }
     }
+    // A folded write changes its storage once, at compile time: a node that stays and reads
+    // that storage (before or after the write) would see only the final contents.
+    std::set<int> read_roots;
+    for (size_t i = 0; i < n_nodes; ++i)
+      if (!foldable[i])
+        for (int v : Graph::values_read(g.nodes[i])) read_roots.insert(g.root(v));
+    for (size_t i = 0; i < n_nodes; ++i) {
+      if (!foldable[i] || blocked[i]) continue;
+      for (int w : g.nodes[i].writes)
+        if (read_roots.count(g.root(w))) {
+          unfold(w, unfold);
+          changed = true;
+        }
+    }
+    // What the function returns is made at each call: the caller owns it (and two results
+    // that alias each other still do).
+    for (int v : g.outputs)
+      if (g.values[v].kind == Value::Kind::NodeOutput && folded_value(v)) {
+        unfold(v, unfold);
+        changed = true;
+      }
   }
   // Evaluate the folded nodes in order, then turn what the rest reads into constants.
   std::vector<Tensor> env(g.values.size());
@@ -218,7 +245,9 @@ PointwiseKind kind_of(const Node& n) {
 bool on_cpu_without_grad(const Graph& g, const Node& n) {
   for (int v : Graph::values_read(n)) {
     const TensorMeta& m = g.values[v].meta;
-    if (!m.device.is_cpu() || (m.requires_grad && n.grad_enabled)) return false;
+    // A fused kernel computes values only: no backward node, no forward-mode tangent.
+    if (!m.device.is_cpu() || (m.requires_grad && n.grad_enabled) || m.has_forward_grad)
+      return false;
   }
   for (int v : n.outputs)
     if (!g.values[v].meta.device.is_cpu()) return false;

@@ -4,6 +4,7 @@
 // address names one tensor for the whole trace and never a later one at the same address.
 #include "compiler/tracer.h"
 
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -26,7 +27,19 @@ class Tracer {
     // A tensor passed twice is one value: the first position names it.
     seen_.try_emplace(t.unsafeGetTensorImpl(), id);
     keep_.push_back(t);
+    followed_storage_.insert(t.storage().unsafe_impl());
     return id;
+  }
+
+  // A tensor no recorded op made (so a constant, if the call goes on) that shares memory with
+  // one the trace follows: made outside the ops the trace sees (a view built by hand, say),
+  // so the trace cannot know how it relates to the inputs. Returns its description, or "".
+  std::string untraced_alias(const Tensor& t) const {
+    if (!t.defined() || seen_.count(t.unsafeGetTensorImpl())) return "";
+    const void* storage = t.storage().unsafe_impl();
+    if (!followed_storage_.count(storage)) return "";
+    return "a tensor no op the trace saw made shares memory with one it follows (made "
+           "outside the dispatcher, e.g. from data_ptr() or a TensorImpl by hand)";
   }
 
   // The value a tensor the function handed to an op is: one traced so far, or else a tensor
@@ -47,13 +60,30 @@ class Tracer {
       op.redispatch_boxed(DispatchKey::Trace, stack);
       return;
     }
+    std::string untraced;
+    for (const IValue& a : stack) {
+      if (a.is_tensor()) untraced = untraced_alias(a.tensor());
+      if (a.is_tensor_list())
+        for (const Tensor& t : a.get<std::vector<Tensor>>())
+          if (untraced.empty()) untraced = untraced_alias(t);
+      if (!untraced.empty()) break;
+    }
+    if (!untraced.empty()) {
+      brk(op, stack, std::string("graph break at ") + op.name() + "(): " + untraced);
+      return;
+    }
     if (op.has_tag(kReadsValueOp)) {
       std::string message = std::string("graph break: ") + op.name() +
                             "() hands a tensor's value back to C++, so what the function does "
                             "next depends on data a trace cannot record";
       GLASS_CHECK(!fullgraph_, "compile(fullgraph=true): ", message,
                   ". Remove the read (keep the value a tensor), or compile without fullgraph");
-      graph_break_ = GraphBreak{op.name(), message};
+      int read = -1;
+      if (!stack.empty() && stack[0].is_tensor() && stack[0].tensor().defined()) {
+        auto it = seen_.find(stack[0].tensor().unsafeGetTensorImpl());
+        if (it != seen_.end()) read = it->second;
+      }
+      graph_break_ = GraphBreak{op.name(), message, read};
       op.redispatch_boxed(DispatchKey::Trace, stack);
       return;
     }
@@ -106,7 +136,29 @@ class Tracer {
     graph_.nodes.push_back(std::move(n));
   }
 
+  // Ends the graph before `op` (which then just runs), for a reason other than a value read.
+  void brk(const BoxedOp& op, dispatch::Stack& stack, std::string message) {
+    GLASS_CHECK(!fullgraph_, "compile(fullgraph=true): ", message);
+    graph_break_ = GraphBreak{op.name(), std::move(message), -1};
+    op.redispatch_boxed(DispatchKey::Trace, stack);
+  }
+
   TraceResult finish(std::vector<Tensor> outputs) {
+    // requires_grad_() is no op: a factory's requires_grad=true, or a call in the function,
+    // changes a traced tensor behind the trace's back. Such a graph cannot be replayed.
+    if (!graph_break_)
+      for (const auto& [id, t] : made_)
+        if (t.requires_grad() != graph_.values[id].meta.requires_grad) {
+          std::string message =
+              "graph break: requires_grad_() was called on a tensor the function made (or a "
+              "factory was given requires_grad=true); a trace records ops, and that is none";
+          GLASS_CHECK(!fullgraph_, "compile(fullgraph=true): ", message);
+          graph_break_ = GraphBreak{"requires_grad_", message, id};
+          break;
+        }
+    // After a break the results came from code the trace did not see: the graph ends at
+    // the break, with no outputs.
+    if (graph_break_) return TraceResult{std::move(graph_), std::move(outputs), graph_break_};
     for (const Tensor& t : outputs) {
       GLASS_CHECK(t.defined(), "compile: the function returned an undefined tensor");
       graph_.outputs.push_back(value_of(t));
@@ -118,6 +170,10 @@ class Tracer {
   int remember(const Tensor& t, int id) {
     seen_[t.unsafeGetTensorImpl()] = id;
     keep_.push_back(t);
+    if (graph_.values[id].kind != Value::Kind::Constant) {
+      followed_storage_.insert(t.storage().unsafe_impl());
+      made_.emplace_back(id, t);
+    }
     return id;
   }
 
@@ -125,6 +181,8 @@ class Tracer {
   Graph graph_;
   std::unordered_map<const TensorImpl*, int> seen_;
   std::vector<Tensor> keep_;
+  std::set<const void*> followed_storage_;    // of the inputs and of every recorded result
+  std::vector<std::pair<int, Tensor>> made_;  // each recorded result, with its tensor
   std::optional<GraphBreak> graph_break_;
 };
 

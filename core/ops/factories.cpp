@@ -2,6 +2,7 @@
 #include "core/ops/factories.h"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "core/device_guard.h"
@@ -319,6 +320,18 @@ Tensor tensor(const NestedList& data, const TensorOptions& options) {
             });
           }),
       options);
+}
+
+Tensor detail::tensor_from_host(const void* data, int64_t n, ScalarType src,
+                                const TensorOptions& options) {
+  TensorOptions o = options.has_dtype() ? options : options.dtype(src);
+  return finish(from_host_values({n}, src, o.requires_grad(false),
+                                 [&](Tensor& t) {
+                                   if (n > 0)
+                                     std::memcpy(t.data_ptr(), data,
+                                                 static_cast<size_t>(n) * element_size(src));
+                                 }),
+                options);
 }
 
 // ---- pinned memory ------------------------------------------------------------------

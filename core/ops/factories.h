@@ -57,6 +57,8 @@ Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> delet
 namespace detail {
 void copy_into(const Tensor& dst, const Tensor& src,
                bool non_blocking);  // pointwise.h: no version bump
+// n values of dtype `src` at `data`, copied into a tensor the library owns (tensor(vector)).
+Tensor tensor_from_host(const void* data, int64_t n, ScalarType src, const TensorOptions& options);
 }  // namespace detail
 
 template <class Sig>
@@ -97,13 +99,8 @@ Tensor tensor(const NestedList& data, const TensorOptions& options = {});
 template <class T>
 requires(!std::is_same_v<T, bool>) Tensor
     tensor(const std::vector<T>& values, const TensorOptions& options = {}) {
-  Tensor t = empty({static_cast<int64_t>(values.size())},
-                   options.has_dtype() ? options : options.dtype(scalar_type_of<T>));
-  Tensor src = from_blob(const_cast<T*>(values.data()), {static_cast<int64_t>(values.size())},
-                         TensorOptions(scalar_type_of<T>));
-  detail::copy_into(t, src, /*non_blocking=*/false);
-  if (options.requires_grad()) t.requires_grad_(true);
-  return t;
+  return detail::tensor_from_host(values.data(), static_cast<int64_t>(values.size()),
+                                  scalar_type_of<T>, options);
 }
 
 }  // namespace glass

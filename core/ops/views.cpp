@@ -267,11 +267,12 @@ Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> diagonal("diagonal", &diago
 Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> unfold("unfold", &unfold_native, kViewOp);
 Op<Tensor(const Tensor&)> alias("alias", &alias_native, kViewOp);
 Op<Tensor(const Tensor&)> t("t", &t_native, kViewOp);
+Op<Tensor(const Tensor&)> detach("detach", &alias_native, kViewOp);
 Op<Tensor(const Tensor&)> clone("clone", &clone_native);
 namespace {
 const bool registered =
     dispatch::register_ops({&view, &as_strided, &transpose, &permute, &expand, &slice, &select,
-                            &squeeze, &unsqueeze, &diagonal, &unfold, &alias, &t, &clone});
+                            &squeeze, &unsqueeze, &diagonal, &unfold, &alias, &t, &detach, &clone});
 }  // namespace
 }  // namespace ops
 
@@ -411,8 +412,9 @@ Tensor Tensor::unfold(int64_t dimension, int64_t size, int64_t step) const {
 }
 Tensor Tensor::movedim(int64_t s, int64_t d) const { return glass::movedim(*this, s, d); }
 Tensor Tensor::detach() const {
-  // Straight to the backend: the result has no history and no forward-mode tangent.
-  return ops::alias.redispatch(DispatchKey::Autograd, *this);
+  // An op of its own with no Autograd handler: the result has no history and no
+  // forward-mode tangent, and a trace (compiler/) sees it like any other view.
+  return ops::detach(*this);
 }
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ops::clone(*this); }
 Tensor Tensor::clone() const { return ops::clone(*this); }

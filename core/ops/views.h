@@ -52,9 +52,10 @@ extern Op<Tensor(const Tensor&, std::optional<int64_t>)> squeeze;
 extern Op<Tensor(const Tensor&, int64_t)> unsqueeze;
 extern Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> diagonal;
 extern Op<Tensor(const Tensor&, int64_t, int64_t, int64_t)> unfold;
-extern Op<Tensor(const Tensor&)> alias;  // detach(): same data, no history
-extern Op<Tensor(const Tensor&)> t;      // transpose(0, 1), or an alias below 2 dims
-extern Op<Tensor(const Tensor&)> clone;  // a contiguous copy
+extern Op<Tensor(const Tensor&)> alias;   // detach(): same data, no history
+extern Op<Tensor(const Tensor&)> t;       // transpose(0, 1), or an alias below 2 dims
+extern Op<Tensor(const Tensor&)> detach;  // an alias autograd never sees: no history
+extern Op<Tensor(const Tensor&)> clone;   // a contiguous copy
 }  // namespace ops
 
 }  // namespace glass
