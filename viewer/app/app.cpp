@@ -5,7 +5,8 @@
 // The graph layout is cached on structure_key() and recomputed only when it changes.
 //
 // The Graph, Stride layout, Timeline, Distributed and Shard panels are in graph_panel.cpp,
-// stride_panel.cpp, timeline_panel.cpp, distributed_panel.cpp and shard_panel.cpp.
+// stride_panel.cpp, timeline_panel.cpp, distributed_panel.cpp, shard_panel.cpp and
+// compile_panel.cpp.
 //
 // [SECTION] state   [SECTION] inspector   [SECTION] gradient flow   [SECTION] training
 // [SECTION] frame
@@ -322,6 +323,13 @@ void App::tour_panel() {
       error = e.what();
     }
   }
+  if (ImGui::Button("Lesson 12: a compiled function before and after the passes")) {
+    try {
+      open_compile("seed");
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
   if (!error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", error.c_str());
   ImGui::End();
 }
@@ -349,6 +357,8 @@ void App::frame() {
       distributed_panel();
     else if (panels == Panels::ShardOnly)
       shard_panel();
+    else if (panels == Panels::CompileOnly)
+      compile_panel();
     else
       stride_panel();
     return;
@@ -381,6 +391,10 @@ void App::frame() {
   if (shard.open()) {
     place(0, 0.35f, 1, 0.65f);
     shard_panel();
+  }
+  if (compile.open()) {
+    place(0, 0.3f, 1, 0.7f);
+    compile_panel();
   }
 }
 

@@ -23,6 +23,7 @@
 #include "viewer/app/cuda_pipeline.h"
 #include "viewer/app/stride.h"
 #include "viewer/app/training.h"
+#include "viewer/compile_view.h"
 #include "viewer/distributed_ddp.h"
 #include "viewer/distributed_ring.h"
 #include "viewer/distributed_shard.h"
@@ -168,13 +169,33 @@ struct ShardView {
   bool open() const { return rec.has_value(); }
 };
 
+// The compiler panel's state (compile_panel.cpp): a function compiled with glass::compile,
+// its graph as traced beside the graph after the passes, fused groups boxed, a graph break
+// in red, and the generated loop of the selected group (lesson 12). Compiling runs the C++
+// compiler (about a second, once: the kernel cache keeps it), so it happens only when a demo
+// is opened, never per frame.
+struct CompilePanel {
+  std::optional<CompileView> view;
+  Layout layout;                                            // of compile_dot(*view)
+  std::vector<std::pair<std::string, std::string>> labels;  // DOT name -> label
+  int selected_group = 0;                                   // whose loop the source pane shows
+  std::string status;                                       // the last open's error, if any
+  // Last frame, for tooltips and tests:
+  std::vector<std::pair<std::string, Rect>> node_rects;  // DOT name -> its box
+  std::vector<std::pair<int, Rect>> group_rects;         // fused group -> its cluster's box
+  std::string hover_text;
+
+  bool open() const { return view.has_value(); }
+};
+
 enum class Panels : uint8_t {
   All,
   GraphOnly,
   StrideOnly,
   TimelineOnly,
   DistributedOnly,
-  ShardOnly
+  ShardOnly,
+  CompileOnly
 };
 
 struct App {
@@ -199,6 +220,7 @@ struct App {
   TimelineView timeline;
   DistributedView distributed;
   ShardView shard;
+  CompilePanel compile;
 
   // The demos in lesson order (01 first): the tour panel's entries.
   static std::vector<std::string> tour();
@@ -228,6 +250,9 @@ struct App {
   // The shard panel: records DDP and FSDP on shard.world_size rank-threads, FSDP with
   // shard.prefetch (a glass::Error names what failed; the old recording stays).
   void open_shard();
+  // The compiler panel: compiles demo `name` (viz::compile_demos(); a glass::Error lists
+  // them, and the old view stays).
+  void open_compile(const std::string& name);
 
   // Runs one training step when playing, then draws every panel. Call between
   // ImGui::NewFrame() and ImGui::Render().
@@ -248,6 +273,7 @@ struct App {
   void timeline_panel();
   void distributed_panel();
   void shard_panel();
+  void compile_panel();
 
  private:
   void ensure_layout();

@@ -8,6 +8,7 @@
 //   glass-viewer --timeline-live                   lesson 08's pipeline on the simulated GPU
 //   glass-viewer --distributed --ring-frame 4      lesson 10's ring all-reduce and DDP buckets
 //   glass-viewer --shard --ranks 3                 FSDP's memory per rank against DDP's
+//   glass-viewer --compile passes                  a compiled function before/after the passes
 //
 // Usage errors print what was wrong and exit 2; a screenshot run exits 0 once the PNG is
 // written. Everything drawn comes from viewer/app/app.h; this file only owns the loop.
@@ -55,8 +56,11 @@ constexpr const char* kUsage = R"(usage: glass-viewer [options]
                       parameter each FSDP rank owns (glass-dot --shard writes it as SVG)
   --ranks N           with --shard: ranks, 1 to 8 (default 2)
   --no-prefetch       with --shard: FSDP without prefetch
-  --all-panels        with --timeline, --timeline-live, --distributed or --shard: every
-                      panel, not that one alone
+  --compile NAME      compile a lesson 12 function (seed, passes, branch, mlp) and show its
+                      graph as traced beside the graph after the passes, fused groups
+                      boxed (click one for its generated loop), a graph break in red
+  --all-panels        with --timeline, --timeline-live, --distributed, --shard or
+                      --compile: every panel, not that one alone
   --egl               render with EGL on Mesa's surfaceless platform (no X server needed;
                       only with --screenshot: there is no window to show)
   --list              list the demos
@@ -81,6 +85,7 @@ int run(int argc, char** argv) {
   bool train = false, graph_only = false, stride_only = false;
   bool timeline_live = false, all_panels = false, distributed = false;
   bool shard = false, prefetch = true;
+  std::string compile;  // a compile demo (viz::compile_demos())
   std::optional<int> ring_frame, ranks;
   std::string tensor, timeline;
   std::vector<std::string> views;
@@ -137,6 +142,8 @@ int run(int argc, char** argv) {
       GLASS_CHECK(*ranks <= 8, "--ranks: the shard panel runs 1 to 8 ranks, got ", *ranks);
     } else if (a == "--no-prefetch") {
       prefetch = false;
+    } else if (a == "--compile") {
+      compile = value();
     } else if (a == "--all-panels") {
       all_panels = true;
     } else if (a == "--egl") {
@@ -149,9 +156,13 @@ int run(int argc, char** argv) {
               "--egl renders off screen: use it with --screenshot FILE");
   GLASS_CHECK(timeline.empty() || !timeline_live,
               "--timeline FILE and --timeline-live are two timelines; give one of them");
-  GLASS_CHECK(!all_panels || !timeline.empty() || timeline_live || distributed || shard,
-              "--all-panels goes with --timeline FILE, --timeline-live, --distributed or "
-              "--shard");
+  GLASS_CHECK(
+      !all_panels || !timeline.empty() || timeline_live || distributed || shard || !compile.empty(),
+      "--all-panels goes with --timeline FILE, --timeline-live, --distributed, --shard or "
+      "--compile");
+  GLASS_CHECK(compile.empty() || (timeline.empty() && !timeline_live && !distributed && !shard),
+              "--compile fills the bottom of the window as --distributed, --shard and a "
+              "timeline do; give one of them");
   GLASS_CHECK((!ranks && prefetch) || shard, "--ranks and --no-prefetch go with --shard");
   GLASS_CHECK(!shard || (timeline.empty() && !timeline_live && !distributed),
               "--shard fills the bottom of the window as --distributed and a timeline do; "
@@ -194,6 +205,10 @@ int run(int argc, char** argv) {
     ui.shard.prefetch = prefetch;
     ui.open_shard();  // runs the ranks (threads) before any window opens
     if (!all_panels) ui.panels = app::Panels::ShardOnly;
+  }
+  if (!compile.empty()) {
+    ui.open_compile(compile);  // a bad name fails here, before any window (exit 2)
+    if (!all_panels) ui.panels = app::Panels::CompileOnly;
   }
   window.title = ui.title;
   window.visible = screenshot.empty();

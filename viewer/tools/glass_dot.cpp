@@ -1,6 +1,6 @@
 // viewer/tools/glass_dot.cpp — glass-dot: a lesson's computation graph, or a stride
 // picture, as DOT, SVG or PNG; or the simulated GPU's timeline, or FSDP's memory per rank
-// against DDP's, as SVG.
+// against DDP's, as SVG; or a compiled function's graph before and after the passes.
 //
 //   glass-dot --list
 //   glass-dot --demo mlp                                  # DOT text on stdout
@@ -9,6 +9,7 @@
 //   glass-dot --tensor 3,4 --view 't()' --highlight 1,2 --out transpose.svg
 //   glass-dot --timeline trace.json --out timeline.svg   # write_chrome_trace()'s file
 //   glass-dot --shard --ranks 2 --out shard.svg           # summary on stdout, picture in the file
+//   glass-dot --compile seed --out seed.svg               # a compiled function before/after
 //
 // The lessons' README figures are made with it, so a picture always shows what the code
 // does. Exit status: 0 on success, 2 for a bad command line (the message says which
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "viewer/compile_view.h"
 #include "viewer/demos.h"
 #include "viewer/distributed_shard.h"
 #include "viewer/dot.h"
@@ -43,6 +45,7 @@ const char* kUsage =
     "       glass-dot --tensor SIZES [--view RECIPE]... [--highlight INDEX] [--out FILE]\n"
     "       glass-dot --timeline TRACE.json [--out FILE.svg] [--width PX]\n"
     "       glass-dot --shard [--ranks N] [--no-prefetch] [--out FILE.svg] [--width PX]\n"
+    "       glass-dot --compile NAME [--format dot|svg|png] [--out FILE]\n"
     "       glass-dot --list\n"
     "\n"
     "  --demo NAME     the model to draw (--list names them)\n"
@@ -82,6 +85,11 @@ const char* kUsage =
     "                  each rank owns; with --out FILE.svg, draw the curves and the bars too\n"
     "  --ranks N       ranks, 1 to 8 (default 2)\n"
     "  --no-prefetch   FSDP without forward and backward prefetch\n"
+    "\n"
+    "the compiler (lesson 12): a function compiled with glass::compile, its graph as traced\n"
+    "beside the graph after the passes (fused groups boxed, a graph break in red)\n"
+    "  --compile NAME  seed, passes, branch or mlp; with --out FILE.svg|png the picture,\n"
+    "                  and on stdout what the passes did and each fused group's loop\n"
     "  --help          this text\n";
 
 struct Args {
@@ -98,6 +106,8 @@ struct Args {
   std::optional<std::string> width;
   // Sharding.
   bool shard = false, prefetch = true;
+  // The compiler (lesson 12).
+  std::string compile;
   std::optional<std::string> ranks;
 };
 
@@ -116,6 +126,8 @@ Args parse(int argc, char** argv) {
     };
     if (arg == "--demo")
       a.demo = value();
+    else if (arg == "--compile")
+      a.compile = value();
     else if (arg == "--format")
       a.format = value();
     else if (arg == "--out")
@@ -249,6 +261,45 @@ int draw_shard(const Args& a) {
   return 0;
 }
 
+// glass-dot --compile NAME: compiles the demo function, prints what the passes did (and the
+// generated loop of each fused group), and writes the before/after picture when asked.
+int draw_compile(Args& a) {
+  if (!a.demo.empty() || !a.tensor.empty() || !a.timeline.empty() || a.shard)
+    usage_error("--compile draws a compiled function; drop --demo, --tensor, --timeline, --shard");
+  if (a.format.empty())
+    a.format = ends_with(a.out, ".svg") ? "svg" : ends_with(a.out, ".png") ? "png" : "dot";
+  std::optional<viz::CompileView> view;
+  try {
+    if (a.format != "dot") viz::parse_format(a.format);
+    view = viz::record_compile(a.compile);
+  } catch (const glass::Error& e) {
+    usage_error(e.what());
+  }
+  const std::string dot = viz::compile_dot(*view);
+  if (a.out.empty() && a.format == "dot") {
+    std::cout << dot;
+    return 0;
+  }
+  std::cout << viz::compile_summary(*view);
+  for (size_t g = 0; g < view->info.sources.size(); ++g)
+    std::cout << "fused group " << g << ":\n" << viz::kernel_body(*view, static_cast<int>(g));
+  if (a.out.empty()) usage_error(a.format + " is binary or long: give --out FILE");
+  try {
+    if (a.format == "dot") {
+      std::ofstream file(a.out, std::ios::binary);
+      file << dot;
+      if (!file.flush()) throw glass::Error("could not write " + a.out);
+    } else {
+      viz::render(dot, viz::parse_format(a.format), a.out);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "glass-dot: " << e.what() << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << a.out << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -262,6 +313,7 @@ int main(int argc, char** argv) {
       std::printf("%-10s %s\n", d.name.c_str(), d.description.c_str());
     return 0;
   }
+  if (!a.compile.empty()) return draw_compile(a);
   if (a.shard) return draw_shard(a);
   if (a.ranks || !a.prefetch) usage_error("--ranks and --no-prefetch go with --shard");
   if (!a.timeline.empty()) return draw_timeline(a);
