@@ -88,6 +88,26 @@ struct CompiledFunction::Variant {
             t.requires_grad(),
             t.unsafeGetTensorImpl()->has_forward_grad()};
   }
+  static bool matches(const Tensor& t, const TensorGuard& g) {
+    if (!t.defined()) return false;
+    const TensorImpl* impl = t.unsafeGetTensorImpl();
+    return t.dtype() == g.dtype && t.device() == g.device && t.sizes() == g.sizes &&
+           t.strides() == g.strides && t.storage_offset() == g.storage_offset &&
+           impl->requires_grad() == g.requires_grad &&
+           impl->has_forward_grad() == g.has_forward_grad;
+  }
+  // alias_pattern(ts) == aliases, without building the pattern.
+  bool same_aliases(const std::vector<Tensor>& ts) const {
+    for (size_t i = 0; i < ts.size(); ++i) {
+      int shared = -1, same = -1;
+      for (size_t j = 0; j < i && (shared < 0 || same < 0); ++j) {
+        if (shared < 0 && ts[i].is_alias_of(ts[j])) shared = static_cast<int>(j);
+        if (same < 0 && ts[i].is_same(ts[j])) same = static_cast<int>(j);
+      }
+      if (shared != aliases[2 * i] || same != aliases[2 * i + 1]) return false;
+    }
+    return true;
+  }
   // "" when t matches g, else what differs (`what` names the tensor).
   static std::string differs(const Tensor& t, const TensorGuard& g, const std::string& what) {
     std::ostringstream why;
@@ -130,10 +150,10 @@ struct CompiledFunction::Variant {
     if (ts.size() != tensors.size())
       return "the call has " + std::to_string(ts.size()) + " tensors, the trace had " +
              std::to_string(tensors.size());
-    for (size_t i = 0; i < ts.size(); ++i) {
-      std::string why = differs(ts[i], tensors[i], "tensor " + std::to_string(i));
-      if (!why.empty()) return why;
-    }
+    // The common case, a call that matches, builds no string and allocates nothing.
+    for (size_t i = 0; i < ts.size(); ++i)
+      if (!matches(ts[i], tensors[i]))
+        return differs(ts[i], tensors[i], "tensor " + std::to_string(i));
     if (ns.size() != numbers.size()) return "a different number of non-tensor arguments";
     for (size_t i = 0; i < ns.size(); ++i)
       if (!same_number(ns[i], numbers[i]))
@@ -142,11 +162,9 @@ struct CompiledFunction::Variant {
     if (grad != grad_mode) return grad ? "grad mode is on, it was off" : "grad mode is off";
     if (ctx != context) return "a module's training flag changed";
     if (get_default_dtype() != default_dtype) return "the default dtype changed";
-    if (alias_pattern(ts) != aliases) return "which inputs share storage changed";
-    for (const auto& [t, g] : constants) {
-      std::string why = differs(t, g, "a tensor the function captured");
-      if (!why.empty()) return why;
-    }
+    if (!same_aliases(ts)) return "which inputs share storage changed";
+    for (const auto& [t, g] : constants)
+      if (!matches(t, g)) return differs(t, g, "a tensor the function captured");
     return "";
   }
 
