@@ -23,6 +23,7 @@
 #include <map>
 #include <string>
 
+#include "bench_kernel_cache.h"
 #include "bench_util.h"
 #include "compiler/compile.h"
 #include "compiler/kernel_cache.h"
@@ -164,12 +165,9 @@ BENCHMARK(BM_mlp<true, false>)->Name("mlp_infer_compiled")->Unit(benchmark::kMic
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir = (std::filesystem::temp_directory_path() / "glass-bench-cache-XXXXXX").string();
-  if (::mkdtemp(dir.data()) != nullptr) ::setenv("GLASS_CACHE_DIR", dir.c_str(), 1);
+  glass_bench::ScopedKernelCache cache;  // "cold" is cold, and nothing is left behind
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  glass::compiler::forget_loaded_kernels();
-  std::filesystem::remove_all(dir);
   return 0;
 }

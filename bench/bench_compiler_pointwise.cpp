@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bench_kernel_cache.h"
 #include "bench_util.h"
 #include "compiler/kernel_cache.h"
 #include "compiler/pointwise.h"
@@ -154,13 +155,9 @@ BENCHMARK(BM_load_cached)->Unit(benchmark::kMillisecond)->UseRealTime();
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A kernel cache of the run's own, so "cold" is cold and nothing is left behind.
-  std::string dir = (std::filesystem::temp_directory_path() / "glass-bench-cache-XXXXXX").string();
-  if (::mkdtemp(dir.data()) != nullptr) ::setenv("GLASS_CACHE_DIR", dir.c_str(), 1);
+  glass_bench::ScopedKernelCache cache;  // "cold" is cold, and nothing is left behind
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  compiler::forget_loaded_kernels();
-  std::filesystem::remove_all(dir);
   return 0;
 }

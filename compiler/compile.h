@@ -179,6 +179,22 @@ R from_tensors(std::vector<Tensor> ts) {
   }
 }
 
+// Boxes a call's arguments, and `extra` tensors after them (a module's state), runs the call
+// through `engine` (`run` is the function itself, for a trace or an eager call), and unboxes
+// the result as R.
+template <class R, class Run, class... A>
+R call_compiled(CompiledFunction& engine, const std::vector<Tensor>& extra, uint64_t context,
+                const Run& run, const A&... args) {
+  std::vector<Tensor> tensors;
+  std::vector<IValue> numbers;
+  (collect_arg(tensors, numbers, args), ...);
+  if (!extra.empty()) {
+    numbers.emplace_back(static_cast<int64_t>(extra.size()));
+    tensors.insert(tensors.end(), extra.begin(), extra.end());
+  }
+  return from_tensors<R>(engine.call(tensors, numbers, context, [&] { return to_tensors(run()); }));
+}
+
 }  // namespace detail
 }  // namespace compiler
 
@@ -193,13 +209,8 @@ class Compiled {
   template <class... A>
   auto operator()(A&&... args) const {
     using R = std::remove_cvref_t<std::invoke_result_t<const F&, A&...>>;
-    std::vector<Tensor> tensors;
-    std::vector<IValue> numbers;
-    (compiler::detail::collect_arg(tensors, numbers, args), ...);
-    std::vector<Tensor> out = engine_->call(tensors, numbers, 0, [&] {
-      return compiler::detail::to_tensors(std::invoke(fn_, args...));
-    });
-    return compiler::detail::from_tensors<R>(std::move(out));
+    return compiler::detail::call_compiled<R>(
+        *engine_, {}, 0, [&] { return std::invoke(fn_, args...); }, args...);
   }
 
   const compiler::CompiledFunction& engine() const { return *engine_; }
@@ -211,9 +222,6 @@ class Compiled {
   std::shared_ptr<compiler::CompiledFunction> engine_;
 };
 
-// A compiled module: module->forward(args...), with the module's parameters and buffers as
-// inputs of every call (never constants: an optimizer step must be seen by the next call)
-// and the training flags of it and its submodules a guard.
 // Anything used through -> like a module: a std::shared_ptr<LinearImpl>, or a holder (Linear).
 template <class P>
 concept ModuleHandle = requires(const P& p) {
@@ -223,6 +231,9 @@ concept ModuleHandle = requires(const P& p) {
   p->named_modules();
 };
 
+// A compiled module: module->forward(args...), with the module's parameters and buffers as
+// inputs of every call (never constants: an optimizer step must be seen by the next call)
+// and the training flags of it and its submodules a guard.
 template <ModuleHandle P>
 class CompiledModule {
  public:
@@ -233,23 +244,16 @@ class CompiledModule {
   template <class... A>
   auto operator()(A&&... args) const {
     using R = std::remove_cvref_t<decltype(module_->forward(args...))>;
-    std::vector<Tensor> tensors;
-    std::vector<IValue> numbers;
-    (compiler::detail::collect_arg(tensors, numbers, args), ...);
     std::vector<Tensor> state = module_->parameters();
     std::vector<Tensor> buffers = module_->buffers();
     state.insert(state.end(), buffers.begin(), buffers.end());
-    numbers.emplace_back(static_cast<int64_t>(state.size()));
-    tensors.insert(tensors.end(), state.begin(), state.end());
     // Every submodule's training flag (one child put in eval() changes the graph).
     uint64_t training = (1469598103934665603ull ^ (module_->is_training() ? 1u : 2u)) *
                         1099511628211ull;  // FNV-1a over the flags, root first
     for (const auto& named : module_->named_modules())
       training = (training ^ (named.second->is_training() ? 1u : 2u)) * 1099511628211ull;
-    std::vector<Tensor> out = engine_->call(tensors, numbers, training, [&] {
-      return compiler::detail::to_tensors(module_->forward(args...));
-    });
-    return compiler::detail::from_tensors<R>(std::move(out));
+    return compiler::detail::call_compiled<R>(
+        *engine_, state, training, [&] { return module_->forward(args...); }, args...);
   }
 
   const P& module() const { return module_; }
