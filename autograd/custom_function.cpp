@@ -33,6 +33,53 @@ std::string custom_node_name(const std::type_info& type) {
   return n + "Backward";
 }
 
+tensor_list CustomNode::apply_to(const std::shared_ptr<CustomNode>& node, const tensor_list& inputs,
+                                 const std::function<tensor_list(AutogradContext*)>& forward) {
+  AutogradContext& ctx = node->ctx;
+  bool any_requires_grad = false;
+  for (const Tensor& t : inputs) {
+    const bool rg = t.defined() && t.requires_grad() && GradMode::is_enabled();
+    any_requires_grad = any_requires_grad || rg;
+    node->add_next_edge(rg ? gradient_edge(t) : Edge{});
+    node->input_shapes.emplace_back(t.defined() ? t.sizes() : IntArrayRef());
+    node->input_devices.push_back(t.defined() ? t.device() : Device(kCPU));
+    node->is_tensor_input.push_back(true);
+    ctx.needs_input_grad_.push_back(rg);
+  }
+  tensor_list outs;
+  {
+    AutoGradMode no_grad(false);
+    outs = forward(&ctx);
+  }
+  for (const Tensor& t : ctx.to_save_) {
+    bool is_output = false;
+    for (const Tensor& o : outs) is_output = is_output || o.is_same(t);
+    ctx.saved_.emplace_back(t, is_output && any_requires_grad);
+  }
+  ctx.to_save_.clear();
+  if (!any_requires_grad) return outs;
+  node->set_num_inputs(static_cast<uint32_t>(outs.size()));
+  ctx.node_ = node;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    node->output_shapes.emplace_back(outs[i].sizes());
+    node->output_dtypes.push_back(outs[i].dtype());
+    node->output_devices.push_back(outs[i].device());
+    if (ctx.non_differentiable_.count(outs[i].unsafeGetTensorImpl()) ||
+        !outs[i].is_floating_point())
+      continue;
+    bool aliases_input = false;
+    for (const Tensor& t : inputs)
+      aliases_input = aliases_input || (t.defined() && t.is_same(outs[i]));
+    // A result returned twice gets one history; the second handle shares it.
+    bool earlier = false;
+    for (size_t j = 0; j < i; ++j) earlier = earlier || outs[j].is_same(outs[i]);
+    if (earlier) continue;
+    if (aliases_input) outs[i] = outs[i].detach();
+    set_history(outs[i], node, static_cast<uint32_t>(i));
+  }
+  return outs;
+}
+
 tensor_list CustomNode::apply(tensor_list&& grads) {
   // Undefined incoming gradients become zeros, so user code can do arithmetic on them.
   for (size_t i = 0; i < grads.size(); ++i)

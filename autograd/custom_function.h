@@ -21,6 +21,7 @@
 #pragma once
 
 #include <any>
+#include <functional>
 #include <string>
 #include <typeinfo>
 #include <unordered_map>
@@ -66,6 +67,14 @@ class CustomNode : public Node {
  public:
   using Backward = tensor_list (*)(AutogradContext*, tensor_list);
   CustomNode(std::string name, Backward backward) : name_(std::move(name)), backward_(backward) {}
+
+  // Function<T>::apply for a list of tensor arguments known only at run time (the
+  // compiler's compiled functions): one edge per tensor of `inputs`, `forward` run with grad
+  // mode off (it may save tensors and data through the context), and `node` recorded as the
+  // grad_fn of every floating output (one that is an input gets a handle of its own).
+  // Returns forward's outputs.
+  static tensor_list apply_to(const std::shared_ptr<CustomNode>& node, const tensor_list& inputs,
+                              const std::function<tensor_list(AutogradContext*)>& forward);
   std::string name() const override { return name_; }
   tensor_list apply(tensor_list&& grads) override;
   void release_variables() override;

@@ -6,6 +6,8 @@
 //   tiny_compiled       the same through glass::compile: guards, then one fused kernel
 //   chain_eager         the seed's ((a*b + a) * 0.5 - b).relu().sigmoid() on 16M floats
 //   chain_compiled      the same through glass::compile (speedup_vs_eager: same run)
+//   chain_train_*       the chain on 4M floats that require grad, forward + backward: compiled,
+//                       the forward fused under one autograd node, the backward a replay
 //   mlp_eager/compiled  lesson 06's MLP (784-512-512-10, batch 64), forward + backward. With
 //                       grad, a compiled function replays op by op through autograd, so
 //                       this measures what the replay costs (nothing in it fuses yet)
@@ -114,6 +116,28 @@ void BM_chain_compiled(benchmark::State& state) {
   report_speedup(state, "chain", seconds_per_iter(state, t0));
 }
 
+// The seed chain with gradients, on 4M floats: compiled, its forward runs fused under one
+// autograd node whose backward replays the chain op by op (autograd_node.h).
+template <bool kCompiled>
+void BM_chain_train(benchmark::State& state) {
+  if (kCompiled && !have_compiler(state)) return;
+  Tensor a = glass::randn({2048, 2048}).requires_grad_(true);
+  Tensor b = glass::randn({2048, 2048}).requires_grad_(true);
+  auto f = glass::compile(seed_chain);
+  auto step = [&] {
+    Tensor y = kCompiled ? f(a, b) : seed_chain(a, b);
+    y.sum().backward();
+  };
+  step();
+  const auto t0 = glass_bench::Clock::now();
+  for (auto _ : state) step();
+  const double s = seconds_per_iter(state, t0);
+  if (kCompiled)
+    report_speedup(state, "chain_train", s);
+  else
+    eager_time()["chain_train"] = s;
+}
+
 struct MLPImpl : glass::nn::Module {
   MLPImpl() : Module("MLP") {
     fc1 = register_module("fc1", glass::nn::Linear(784, 512));
@@ -157,6 +181,8 @@ BENCHMARK(BM_tiny_eager);
 BENCHMARK(BM_tiny_compiled);
 BENCHMARK(BM_chain_eager)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_chain_compiled)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_chain_train<false>)->Name("chain_train_eager")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_chain_train<true>)->Name("chain_train_compiled")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mlp<false, true>)->Name("mlp_eager")->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mlp<true, true>)->Name("mlp_compiled")->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mlp<false, false>)->Name("mlp_infer_eager")->Unit(benchmark::kMicrosecond);

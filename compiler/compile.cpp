@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "compiler/autograd_node.h"
 #include "compiler/kernel_cache.h"
 #include "compiler/passes.h"
 #include "compiler/pointwise.h"
@@ -134,7 +135,11 @@ struct CompiledFunction::Variant {
 
   // ---- what runs ----
   bool eager = false;  // a graph break: the function runs as written
-  Graph graph;
+  // With grad: the forward fused with grad mode off, under one autograd node whose backward
+  // replays the graph (autograd_node.h). Otherwise a graph that needs grad replays op by op.
+  bool one_node = false;
+  std::shared_ptr<const Graph> shared_graph;
+  const Graph& graph() const { return *shared_graph; }
   struct Step {
     int node = -1;   // a node of the graph, run as recorded
     int group = -1;  // or a fused group
@@ -169,6 +174,7 @@ struct CompiledFunction::Variant {
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const {
+    const Graph& graph = *shared_graph;
     std::vector<Tensor> env(graph.values.size());
     for (size_t i = 0; i < graph.inputs.size(); ++i) env[graph.inputs[i]] = inputs[i];
     for (const Step& s : steps) {
@@ -238,7 +244,10 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.eager_calls;
     }
-    return chosen->eager ? eager() : chosen->run(tensors);
+    if (chosen->eager) return eager();
+    if (chosen->one_node)
+      return run_as_one_node(chosen->shared_graph, tensors, [&] { return chosen->run(tensors); });
+    return chosen->run(tensors);
   }
   if (over_limit) return eager();
   if (debug_enabled() && !why.empty())
@@ -272,7 +281,31 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
     info.merged = eliminate_common_subexpressions(g);
     info.folded = fold_constants(g);
     info.dead += eliminate_dead_code(g);
-    if (options_.fuse) variant->groups = find_fusion_groups(g);
+    // One node when something needs a gradient and the replay in backward is safe.
+    bool wants_grad = false, tangents = false;
+    for (const Value& value : g.values) {
+      const bool external = value.kind == Value::Kind::Input ||
+                            (value.kind == Value::Kind::Constant && value.constant.defined());
+      if (external) {
+        wants_grad = wants_grad || value.meta.requires_grad;
+        tangents = tangents || value.meta.has_forward_grad;
+      }
+    }
+    // Worth it when the forward fuses something, and its backward's replay of the forward
+    // is cheap: elementwise work, not a matrix product (AOTAutograd's partitioner, too,
+    // recomputes pointwise ops and saves what a matmul made).
+    bool matmul = false;
+    for (const Node& n : g.nodes) {
+      const std::string name = n.op->name();
+      matmul = matmul || name == "mm" || name == "bmm" || name == "addmm";
+    }
+    if (grad && wants_grad && !tangents && !matmul && options_.fuse && options_.one_node_backward &&
+        one_node_applies(g)) {
+      variant->groups = find_fusion_groups(g, /*forward_without_grad=*/true);
+      variant->one_node = !variant->groups.empty();
+    }
+    if (!variant->one_node && options_.fuse) variant->groups = find_fusion_groups(g);
+    info.one_node = variant->one_node;
     std::vector<int> group_of(g.nodes.size(), -1);
     std::vector<bool> is_root(g.nodes.size(), false);
     for (size_t k = 0; k < variant->groups.size(); ++k) {
@@ -309,7 +342,7 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
       if (value.kind == Value::Kind::Constant && !value.folded && !value.is_wrapped_number &&
           value.constant.defined())
         variant->constants.emplace_back(value.constant, Variant::guard_of(value.constant));
-    variant->graph = std::move(g);
+    variant->shared_graph = std::make_shared<const Graph>(std::move(g));
     if (debug_enabled())
       std::cerr << "glass::compile: " << name_ << " traced:\n"
                 << info.traced << "after passes (" << info.dead << " dead, " << info.merged

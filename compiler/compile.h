@@ -20,9 +20,13 @@
 //                         a trace can see. That variant runs eagerly, with a one-line message
 //                         naming the op; with `fullgraph` it is an error instead
 //
-// Differentiable: when grad mode is on and an input requires grad, the variant runs its
-// nodes through autograd, unfused, so backward runs each op's own formula (fused groups
-// are used only where no gradient is asked for).
+// Differentiable: when grad mode is on and an input requires grad, the variant's forward
+// runs fused with grad mode off under one autograd node, CompiledFunctionBackward, whose
+// backward replays the graph op by op and applies each op's own formula (autograd_node.h;
+// no second derivatives, as AOTAutograd). That is chosen when the forward fuses something
+// and holds no matrix product (recomputing one in backward would cost more than fusion
+// saves); a graph that writes in place or draws random numbers, inputs with forward-mode
+// tangents, and every other graph replay op by op through autograd instead.
 //
 // Strides and storage offsets are guarded too, as Dynamo guards them: reshape(),
 // contiguous() and the function's own C++ decide view-or-copy by them, and a trace keeps
@@ -54,12 +58,19 @@ struct CompileOptions {
   bool fullgraph = false;   // a graph break is an error (torch.compile(fullgraph=True))
   int recompile_limit = 8;  // variants kept before running eagerly (Dynamo's cache limit)
   bool fuse = true;         // false: passes, no generated code (the graph replays op by op)
+  // With grad: the forward (fused) under one autograd node whose backward replays the graph
+  // (AOTAutograd's shape; no second derivatives). false: replay op by op through autograd.
+  bool one_node_backward = true;
   CompileOptions& set_fullgraph(bool on) {
     fullgraph = on;
     return *this;
   }
   CompileOptions& set_recompile_limit(int n) {
     recompile_limit = n;
+    return *this;
+  }
+  CompileOptions& set_one_node_backward(bool on) {
+    one_node_backward = on;
     return *this;
   }
   CompileOptions& set_fuse(bool on) {
@@ -80,6 +91,7 @@ struct VariantInfo {
   std::vector<std::string> sources;       // the generated C++ of each group
   std::optional<GraphBreak> graph_break;  // set: this variant runs eagerly
   std::string break_source;  // the traced DOT's name for what made the value it read, or ""
+  bool one_node = false;     // runs as one autograd node (forward fused, backward replayed)
   int dead = 0, merged = 0, folded = 0;  // what the passes removed
 };
 

@@ -242,9 +242,10 @@ PointwiseKind kind_of(const Node& n) {
   return PointwiseKind::None;
 }
 
-bool on_cpu_without_grad(const Graph& g, const Node& n) {
+bool on_cpu_without_grad(const Graph& g, const Node& n, bool forward_without_grad) {
   for (int v : Graph::values_read(n)) {
     const TensorMeta& m = g.values[v].meta;
+    if (forward_without_grad && m.device.is_cpu() && !m.has_forward_grad) continue;
     // A fused kernel computes values only: no backward node, no forward-mode tangent.
     if (!m.device.is_cpu() || (m.requires_grad && n.grad_enabled) || m.has_forward_grad)
       return false;
@@ -326,7 +327,7 @@ std::optional<FusionGroup> build_group(const Graph& g, std::vector<int> members)
 
 }  // namespace
 
-std::vector<FusionGroup> find_fusion_groups(const Graph& g) {
+std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without_grad) {
   const int n_nodes = static_cast<int>(g.nodes.size());
   std::vector<int> segment(n_nodes);  // how many writes come before each node
   for (int i = 0, writes = 0; i < n_nodes; ++i) {
@@ -339,7 +340,9 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g) {
   std::vector<FusionGroup> groups;
   for (int root = n_nodes - 1; root >= 0; --root) {
     const Node& r = g.nodes[root];
-    if (assigned[root] || kind_of(r) == PointwiseKind::None || !on_cpu_without_grad(g, r)) continue;
+    if (assigned[root] || kind_of(r) == PointwiseKind::None ||
+        !on_cpu_without_grad(g, r, forward_without_grad))
+      continue;
     std::set<int> members{root};
     // Pull in producers whose every reader is already in the group, until none is left.
     for (bool grew = true; grew;) {
@@ -355,7 +358,7 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g) {
           const Node& producer = g.nodes[p];
           PointwiseKind k = kind_of(producer);
           if (k == PointwiseKind::None || k == PointwiseKind::Reduce ||
-              !on_cpu_without_grad(g, producer))
+              !on_cpu_without_grad(g, producer, forward_without_grad))
             continue;
           bool all_inside = true;
           for (int u : uses[v]) all_inside &= members.count(u) > 0;

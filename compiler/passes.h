@@ -33,7 +33,9 @@ struct FusionGroup {
   int output = -1;          // the root's result
   PointwiseProgram program;
 };
-// Groups of at least two nodes, on the CPU, none of which needs grad.
-std::vector<FusionGroup> find_fusion_groups(const Graph& graph);
+// Groups of at least two nodes, on the CPU, none of which carries a forward-mode tangent or
+// needs grad — unless `forward_without_grad`: the graph's forward runs with grad mode off
+// under one autograd node (autograd_node.h), so requires_grad does not stop fusion.
+std::vector<FusionGroup> find_fusion_groups(const Graph& graph, bool forward_without_grad = false);
 
 }  // namespace glass::compiler

@@ -8,7 +8,11 @@ namespace glass::compiler {
 
 const Tensor& value_tensor(const Graph& graph, int value, const std::vector<Tensor>& env) {
   const Value& v = graph.values[value];
-  if (v.kind == Value::Kind::Constant) return v.constant;
+  // A constant reads its tensor, unless env holds one in its place (a leaf that stands for
+  // it while a compiled function's backward replays the graph: autograd_node.cpp).
+  if (v.kind == Value::Kind::Constant)
+    return static_cast<size_t>(value) < env.size() && env[value].defined() ? env[value]
+                                                                           : v.constant;
   const Tensor& t = env[value];
   GLASS_CHECK(t.defined() || v.meta.dtype == ScalarType::Undefined, "compiled graph: value %",
               value, " is read before it is computed");

@@ -14,7 +14,7 @@ namespace glass::compiler {
 
 void run_node(const Graph& graph, const Node& node, std::vector<Tensor>& env);
 
-// The tensor a value has in `env`, or its constant.
+// The tensor a value has in `env`, or its constant (unless env holds one in its place).
 const Tensor& value_tensor(const Graph& graph, int value, const std::vector<Tensor>& env);
 
 }  // namespace glass::compiler

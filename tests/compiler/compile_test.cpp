@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/engine.h"
 #include "autograd/forward_ad.h"
 #include "autograd/gradcheck.h"
 #include "compiler/kernel_cache.h"
@@ -302,7 +303,9 @@ TEST_F(Compile, GradModeIsAGuard) {
   }
   EXPECT_EQ(f.stats().traces, 2);
   EXPECT_EQ(f.variants()[1].fused_groups, 1) << "without grad the chain fuses";
-  EXPECT_EQ(f.variants()[0].fused_groups, 0) << "with grad it replays through autograd";
+  EXPECT_EQ(f.variants()[0].fused_groups, 1) << "with grad too: its forward runs without";
+  EXPECT_TRUE(f.variants()[0].one_node);
+  EXPECT_FALSE(f.variants()[1].one_node);
 }
 
 // ---- what a replay must not freeze: each traced on one value, then called on another ----------
@@ -443,6 +446,104 @@ TEST_F(Compile, ACapturedTensorsRequiresGradIsAGuard) {
   w.requires_grad_(true);
   EXPECT_TRUE(f(ones({3})).requires_grad());
   EXPECT_EQ(f.stats().traces, 2);
+}
+
+// ---- one autograd node: the forward fused, the backward replayed ---------------------------
+
+TEST_F(Compile, WithGradTheForwardIsFusedUnderOneNode) {
+  auto fn = [](const Tensor& a, const Tensor& b) { return ((a * b + a) * 0.5 - b).tanh(); };
+  auto f = compile(fn);
+  Tensor a = randn({4, 5}, kFloat64).requires_grad_(true), b = randn({4, 5}, kFloat64);
+  f(a, b);
+  Tensor y = f(a, b);
+  ASSERT_TRUE(f.variants()[0].one_node);
+  EXPECT_EQ(f.variants()[0].fused_groups, 1);
+  ASSERT_NE(y.grad_fn(), nullptr);
+  EXPECT_EQ(y.grad_fn()->name(), "CompiledFunctionBackward");
+  Tensor g = randn({4, 5}, kFloat64);
+  y.backward(g);
+  Tensor a2 = a.detach().clone().requires_grad_(true);
+  fn(a2, b).backward(g);
+  expect_close(a.grad(), a2.grad(), 1e-12, 1e-12);
+  EXPECT_FALSE(b.grad().defined());
+}
+
+TEST_F(Compile, OneNodeGivesCapturedParametersTheirGradients) {
+  Tensor w = randn({3}, kFloat64).requires_grad_(true);
+  auto f = compile([&w](const Tensor& x) { return (x * w).sigmoid().sum(); });
+  Tensor x = randn({2, 3}, kFloat64);
+  f(x);
+  w.mutable_grad() = Tensor();
+  f(x).backward();
+  Tensor got = w.grad().clone();
+  w.mutable_grad() = Tensor();
+  (x * w).sigmoid().sum().backward();
+  expect_close(got, w.grad(), 1e-12, 1e-12);
+  EXPECT_TRUE(f.variants()[0].one_node);
+}
+
+TEST_F(Compile, OneNodePassesGradcheckAndRefusesSecondDerivatives) {
+  auto f = compile([](const Tensor& a, const Tensor& b) { return (a * b).exp() - a; });
+  auto fn = [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in[0], in[1])}; };
+  Tensor a = randn({3}, kFloat64), b = randn({3}, kFloat64);
+  autograd::GradcheckResult r = autograd::gradcheck(fn, {a, b});
+  EXPECT_TRUE(r.ok) << r.report;
+  Tensor x = a.clone().requires_grad_(true), y = b.clone().requires_grad_(true);
+  f(x, y);
+  Tensor out = f(x, y).sum();
+  try {
+    autograd::tensor_list g = autograd::grad({out}, {x}, {}, std::nullopt, /*create_graph=*/true);
+    autograd::grad({g[0].sum()}, {x});
+    FAIL() << "a second derivative must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("second derivative"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Compile, AGraphThatWritesOrDrawsReplaysOpByOpInstead) {
+  auto writes = compile([](const Tensor& a) {
+    Tensor t = a * 2;
+    t.add_(1);
+    return t.exp();
+  });
+  Tensor a = randn({3}, kFloat64).requires_grad_(true);
+  writes(a);
+  Tensor y = writes(a);
+  EXPECT_FALSE(writes.variants()[0].one_node);
+  y.sum().backward();
+  Tensor a2 = a.detach().clone().requires_grad_(true);
+  Tensor t = a2 * 2;
+  t.add_(1);
+  t.exp().sum().backward();
+  expect_close(a.grad(), a2.grad(), 1e-12, 1e-12);
+}
+
+TEST_F(Compile, AnInputWrittenAfterTheForwardIsCaughtInBackward) {
+  auto f = compile([](const Tensor& a, const Tensor& b) { return (a * b).sin(); });
+  Tensor a = randn({3}).requires_grad_(true), b = randn({3});
+  f(a, b);
+  Tensor y = f(a, b);
+  b.add_(1);  // backward would need b as it was
+  try {
+    y.sum().backward();
+    FAIL() << "the saved input was changed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("version"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Compile, ACompiledModuleTrainsLikeEager) {
+  auto fc = nn::Linear(4, 3);
+  auto f = compile(fc);
+  Tensor x = randn({5, 4});
+  f(x);
+  f(x).pow(2).sum().backward();
+  Tensor gw = fc->weight.grad().clone(), gb = fc->bias.grad().clone();
+  fc->zero_grad();
+  fc->forward(x).pow(2).sum().backward();
+  expect_close(gw, fc->weight.grad());
+  expect_close(gb, fc->bias.grad());
+  EXPECT_FALSE(f.variants()[0].one_node) << "a matmul is not recomputed in backward";
 }
 
 // ---- random programs ----------------------------------------------------------------------

@@ -1,0 +1,103 @@
+// compiler/autograd_node.cpp — one autograd node for a compiled variant (see autograd_node.h).
+#include "compiler/autograd_node.h"
+
+#include <any>
+
+#include "autograd/custom_function.h"
+#include "autograd/engine.h"
+#include "autograd/variable.h"
+#include "compiler/replay.h"
+#include "core/error.h"
+#include "core/grad_mode.h"
+
+namespace glass::compiler {
+namespace {
+
+// What backward needs besides the saved tensors.
+struct NodeState {
+  std::shared_ptr<const Graph> graph;
+  std::vector<int> leaf_values;  // per saved tensor: the graph value it stands for
+};
+
+autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
+                                        autograd::tensor_list grads) {
+  GLASS_CHECK(!GradMode::is_enabled(),
+              "CompiledFunctionBackward: a second derivative through a compiled function is not "
+              "supported (as torch.compile's AOTAutograd); call the function eagerly for "
+              "higher-order gradients");
+  const auto state = std::any_cast<std::shared_ptr<const NodeState>>(ctx->saved_data.at("state"));
+  const Graph& graph = *state->graph;
+  autograd::tensor_list saved = ctx->get_saved_variables();
+  std::vector<Tensor> env(graph.values.size());
+  std::vector<Tensor> leaves, wanted;  // every leaf; those whose gradient is asked for
+  for (size_t i = 0; i < saved.size(); ++i) {
+    Tensor leaf = saved[i].detach();
+    if (ctx->needs_input_grad(i)) {
+      leaf.requires_grad_(true);
+      wanted.push_back(leaf);
+    }
+    env[state->leaf_values[i]] = leaf;
+    leaves.push_back(leaf);
+  }
+  std::vector<Tensor> outs, out_grads;
+  {
+    AutoGradMode on(true);
+    for (const Node& n : graph.nodes) run_node(graph, n, env);
+    for (size_t i = 0; i < graph.outputs.size() && i < grads.size(); ++i) {
+      const Tensor& o = value_tensor(graph, graph.outputs[i], env);
+      if (o.defined() && o.requires_grad() && grads[i].defined()) {
+        outs.push_back(o);
+        out_grads.push_back(grads[i]);
+      }
+    }
+  }
+  autograd::tensor_list got;
+  if (!outs.empty() && !wanted.empty())
+    got = autograd::grad(outs, wanted, out_grads, /*retain_graph=*/false, /*create_graph=*/false,
+                         /*allow_unused=*/true);
+  autograd::tensor_list result(saved.size());
+  for (size_t i = 0, k = 0; i < saved.size(); ++i)
+    if (ctx->needs_input_grad(i)) {
+      if (k < got.size()) result[i] = got[k];
+      ++k;
+    }
+  return result;
+}
+
+}  // namespace
+
+bool one_node_applies(const Graph& graph) {
+  for (const Node& n : graph.nodes)
+    if (n.mutates() || n.op->has_tag(kRandomOp)) return false;
+  return true;
+}
+
+std::vector<Tensor> run_as_one_node(std::shared_ptr<const Graph> graph,
+                                    const std::vector<Tensor>& inputs,
+                                    const std::function<std::vector<Tensor>()>& forward) {
+  auto state = std::make_shared<NodeState>();
+  state->graph = graph;
+  // The leaves: each input position, then every captured tensor that requires grad.
+  std::vector<Tensor> leaves;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    leaves.push_back(inputs[i]);
+    state->leaf_values.push_back(graph->inputs[i]);
+  }
+  for (size_t v = 0; v < graph->values.size(); ++v) {
+    const Value& value = graph->values[v];
+    if (value.kind == Value::Kind::Constant && value.constant.defined() &&
+        value.constant.requires_grad()) {
+      leaves.push_back(value.constant);
+      state->leaf_values.push_back(static_cast<int>(v));
+    }
+  }
+  auto node =
+      std::make_shared<autograd::CustomNode>("CompiledFunctionBackward", &compiled_backward);
+  return autograd::CustomNode::apply_to(node, leaves, [&](autograd::AutogradContext* ctx) {
+    ctx->saved_data["state"] = std::shared_ptr<const NodeState>(state);
+    ctx->save_for_backward(leaves);
+    return forward();
+  });
+}
+
+}  // namespace glass::compiler

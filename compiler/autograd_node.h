@@ -1,0 +1,32 @@
+// compiler/autograd_node.h — a compiled variant as one autograd node (AOTAutograd's first
+// step: the forward compiled whole, the backward from the ops' own formulas).
+//
+// With grad mode on and inputs that require grad, run_as_one_node runs the variant's
+// forward — its fused kernels included — with grad mode off, and records one node,
+// CompiledFunctionBackward, as the grad_fn of every floating output. The node saves only the
+// inputs. Its backward replays the graph op by op with grad on, from detached copies of the
+// saved inputs, and asks autograd for their gradients: each op's own backward formula, at the
+// price of computing the forward twice (as activation checkpointing does). Second derivatives
+// are refused with a clear error, as torch.compile's AOTAutograd refuses them.
+//
+// Invariant: a graph runs this way only when one_node_applies(): no write in place (the
+// replay would write twice) and no random op (the replay would draw other numbers).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "compiler/graph.h"
+
+namespace glass::compiler {
+
+bool one_node_applies(const Graph& graph);
+
+// `forward` runs the compiled variant on `inputs` (called with grad mode off). The graph's
+// inputs are `inputs`; captured constants that require grad get gradients too.
+std::vector<Tensor> run_as_one_node(std::shared_ptr<const Graph> graph,
+                                    const std::vector<Tensor>& inputs,
+                                    const std::function<std::vector<Tensor>()>& forward);
+
+}  // namespace glass::compiler
