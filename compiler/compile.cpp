@@ -109,6 +109,11 @@ struct CompiledFunction::Variant {
     }
     return true;
   }
+  // What differs, for a tensor matches() refused; never "" (which would accept the call).
+  static std::string why_not(const Tensor& t, const TensorGuard& g, const std::string& what) {
+    std::string why = differs(t, g, what);
+    return why.empty() ? what + "'s metadata differs from the trace's" : why;
+  }
   // "" when t matches g, else what differs (`what` names the tensor).
   static std::string differs(const Tensor& t, const TensorGuard& g, const std::string& what) {
     std::ostringstream why;
@@ -158,7 +163,7 @@ struct CompiledFunction::Variant {
     // The common case, a call that matches, builds no string and allocates nothing.
     for (size_t i = 0; i < ts.size(); ++i)
       if (!matches(ts[i], tensors[i]))
-        return differs(ts[i], tensors[i], "tensor " + std::to_string(i));
+        return why_not(ts[i], tensors[i], "tensor " + std::to_string(i));
     if (ns.size() != numbers.size()) return "a different number of non-tensor arguments";
     for (size_t i = 0; i < ns.size(); ++i)
       if (!same_number(ns[i], numbers[i]))
@@ -167,9 +172,9 @@ struct CompiledFunction::Variant {
     if (grad != grad_mode) return grad ? "grad mode is on, it was off" : "grad mode is off";
     if (ctx != context) return "a module's training flag changed";
     if (get_default_dtype() != default_dtype) return "the default dtype changed";
-    if (!same_aliases(ts)) return "which inputs share storage changed";
+    if (!same_aliases(ts)) return "which inputs share storage (or are one tensor) changed";
     for (const auto& [t, g] : constants)
-      if (!matches(t, g)) return differs(t, g, "a tensor the function captured");
+      if (!matches(t, g)) return why_not(t, g, "a tensor the function captured");
     return "";
   }
 

@@ -89,6 +89,16 @@ std::string value_name(const Graph& g, int v) {
 
 namespace {
 
+// Text inside a DOT "..." label: quotes and backslashes escaped.
+std::string dot_escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string type_of(const TensorMeta& m) {
   std::ostringstream os;
   os << glass::to_string(m.dtype) << IntArrayRef(m.sizes);
@@ -154,7 +164,8 @@ std::string Graph::to_dot(const std::string& title,
       os << "  v" << v << " [shape=box, label=\"input " << value.input << "\\n"
          << type_of(value.meta) << "\"];\n";
     else if (value.kind == Value::Kind::Constant && !value.is_wrapped_number)
-      os << "  v" << v << " [shape=box, style=dashed, label=\"const\\n"
+      os << "  v" << v << " [shape=box, style=dashed, label=\""
+         << (value.folded ? "folded" : "const") << "\\n"
          << type_of(value.meta) << "\"];\n";
   }
   // Edges run from the node (or input) that made a value to each node that reads it.
@@ -165,7 +176,7 @@ std::string Graph::to_dot(const std::string& title,
     os << "  n" << i << " [label=\"" << n.op->name();
     for (const Arg& a : n.args)
       if (a.kind == Arg::Kind::Constant && !a.constant.is_none())
-        os << " " << a.constant.to_string();
+        os << " " << dot_escaped(a.constant.to_string());
     if (!shown.empty()) os << "\\n" << type_of(values[shown[0]].meta);
     os << "\"" << (n.mutates() ? ", style=bold" : "") << "];\n";
     for (int v : values_read(n)) {

@@ -100,9 +100,10 @@ std::string node_key(const Graph& g, const Node& n) {
 }  // namespace
 
 int eliminate_common_subexpressions(Graph& g) {
-  std::set<int> written_roots;
+  std::set<int> written_roots, returned_roots;
   for (const Node& n : g.nodes)
     for (int w : n.writes) written_roots.insert(g.root(w));
+  for (int v : g.outputs) returned_roots.insert(g.root(v));
   std::map<std::string, int> seen;  // key -> the first node
   int merged = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -115,8 +116,8 @@ int eliminate_common_subexpressions(Graph& g) {
     bool result_written = false, returned = false;
     for (int v : n.outputs) {
       result_written |= written_roots.count(g.root(v)) > 0;
-      // Two results the function returns are two tensors, even when equal.
-      returned |= std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end();
+      // Two results the function returns (or views of them) are two tensors, even when equal.
+      returned |= returned_roots.count(g.root(v)) > 0;
     }
     if (result_written || returned) continue;
     auto [it, inserted] = seen.emplace(node_key(g, n), static_cast<int>(i));
@@ -138,14 +139,17 @@ int fold_constants(Graph& g) {
     return value.kind == Value::Kind::NodeOutput && value.node >= 0 && foldable[value.node];
   };
   // Unfolds the node that made v and, through views and writes, the tensor v's storage is.
-  auto unfold = [&](int v, auto&& self) -> void {
+  // Returns whether it blocked anything (so the loop below ends once nothing changes).
+  auto unfold = [&](int v, auto&& self) -> bool {
     const Value& value = g.values[v];
-    if (value.kind != Value::Kind::NodeOutput || value.node < 0 || blocked[value.node]) return;
+    if (value.kind != Value::Kind::NodeOutput || value.node < 0 || blocked[value.node])
+      return false;
     blocked[value.node] = true;
     foldable[value.node] = false;
     const Node& n = g.nodes[value.node];
     if (value.written >= 0) self(value.written, self);
     if (n.op->has_tag(kViewOp) && n.args[0].kind == Arg::Kind::Value) self(n.args[0].value, self);
+    return true;
   };
   for (bool changed = true; changed;) {
     changed = false;
@@ -161,10 +165,7 @@ int fold_constants(Graph& g) {
       if (foldable[i]) continue;
       for (int w : g.nodes[i].writes) {
         int before = g.values[w].written;
-        if (folded_value(before)) {
-          unfold(before, unfold);
-          changed = true;
-        }
+        if (folded_value(before)) changed = unfold(before, unfold) || changed;
       }
     }
     // A folded write changes its storage once, at compile time: a node that stays and reads
@@ -176,18 +177,13 @@ int fold_constants(Graph& g) {
     for (size_t i = 0; i < n_nodes; ++i) {
       if (!foldable[i] || blocked[i]) continue;
       for (int w : g.nodes[i].writes)
-        if (read_roots.count(g.root(w))) {
-          unfold(w, unfold);
-          changed = true;
-        }
+        if (read_roots.count(g.root(w))) changed = unfold(w, unfold) || changed;
     }
     // What the function returns is made at each call: the caller owns it (and two results
     // that alias each other still do).
     for (int v : g.outputs)
-      if (g.values[v].kind == Value::Kind::NodeOutput && folded_value(v)) {
-        unfold(v, unfold);
-        changed = true;
-      }
+      if (g.values[v].kind == Value::Kind::NodeOutput && folded_value(v))
+        changed = unfold(v, unfold) || changed;
   }
   // Evaluate the folded nodes in order, then turn what the rest reads into constants.
   std::vector<Tensor> env(g.values.size());

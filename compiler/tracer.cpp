@@ -5,6 +5,7 @@
 #include "compiler/tracer.h"
 
 #include <set>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 
@@ -27,7 +28,7 @@ class Tracer {
     // A tensor passed twice is one value: the first position names it.
     seen_.try_emplace(t.unsafeGetTensorImpl(), id);
     keep_.push_back(t);
-    followed_storage_.insert(t.storage().unsafe_impl());
+    follow(t);
     return id;
   }
 
@@ -36,10 +37,28 @@ class Tracer {
   // so the trace cannot know how it relates to the inputs. Returns its description, or "".
   std::string untraced_alias(const Tensor& t) const {
     if (!t.defined() || seen_.count(t.unsafeGetTensorImpl())) return "";
-    const void* storage = t.storage().unsafe_impl();
-    if (!followed_storage_.count(storage)) return "";
-    return "a tensor no op the trace saw made shares memory with one it follows (made "
-           "outside the dispatcher, e.g. from data_ptr() or a TensorImpl by hand)";
+    // By the bytes, not the Storage object: from_blob over a followed tensor's data_ptr()
+    // is a new Storage of the same memory.
+    const char* lo = static_cast<const char*>(t.storage().data());
+    const char* hi = lo + t.storage().nbytes();
+    bool overlaps = false;
+    for (const auto& [a, b] : followed_bytes_) overlaps = overlaps || (lo < b && a < hi);
+    if (!overlaps || lo == nullptr) return "";
+    return "a tensor of shape " + shape_text(t) +
+           " that no op the trace saw made shares memory with one the trace follows (made "
+           "outside the dispatcher, e.g. from_blob over data_ptr()), so the trace cannot tell "
+           "how it relates to the inputs";
+  }
+
+  static std::string shape_text(const Tensor& t) {
+    std::ostringstream os;
+    os << t.sizes();
+    return os.str();
+  }
+
+  void follow(const Tensor& t) {
+    const char* lo = static_cast<const char*>(t.storage().data());
+    if (lo != nullptr) followed_bytes_.emplace_back(lo, lo + t.storage().nbytes());
   }
 
   // The value a tensor the function handed to an op is: one traced so far, or else a tensor
@@ -72,10 +91,15 @@ class Tracer {
       brk(op, stack, std::string("graph break at ") + op.name() + "(): " + untraced);
       return;
     }
-    if (op.has_tag(kReadsValueOp)) {
-      std::string message = std::string("graph break: ") + op.name() +
-                            "() hands a tensor's value back to C++, so what the function does "
-                            "next depends on data a trace cannot record";
+    if (op.has_tag(kReadsValueOp) || data_dependent_shape(op, stack)) {
+      std::string message =
+          op.has_tag(kReadsValueOp)
+              ? std::string("graph break: ") + op.name() +
+                    "() hands a tensor's value back to C++, so what the function does next "
+                    "depends on data a trace cannot record"
+              : std::string("graph break: the shape of ") + op.name() +
+                    "()'s result depends on its input's values (a mask), and C++ may read it "
+                    "as a number the trace would freeze";
       GLASS_CHECK(!fullgraph_, "compile(fullgraph=true): ", message,
                   ". Remove the read (keep the value a tensor), or compile without fullgraph");
       int read = -1;
@@ -136,6 +160,19 @@ class Tracer {
     graph_.nodes.push_back(std::move(n));
   }
 
+  // nonzero, and indexing by a boolean mask: a result whose shape the values decide (Dynamo
+  // breaks there too, by default).
+  static bool data_dependent_shape(const BoxedOp& op, const dispatch::Stack& stack) {
+    const std::string_view name = op.name();
+    if (name == "nonzero") return true;
+    if (name != "index") return false;  // index_put_ writes into self: its shape is fixed
+    for (const IValue& a : stack)
+      if (a.is_tensor_list())
+        for (const Tensor& t : a.get<std::vector<Tensor>>())
+          if (t.defined() && t.dtype() == kBool) return true;
+    return false;
+  }
+
   // Ends the graph before `op` (which then just runs), for a reason other than a value read.
   void brk(const BoxedOp& op, dispatch::Stack& stack, std::string message) {
     GLASS_CHECK(!fullgraph_, "compile(fullgraph=true): ", message);
@@ -145,15 +182,28 @@ class Tracer {
 
   TraceResult finish(std::vector<Tensor> outputs) {
     // requires_grad_() is no op: a factory's requires_grad=true, or a call in the function,
-    // changes a traced tensor behind the trace's back. Such a graph cannot be replayed.
+    // changes a traced tensor (an input too) behind the trace's back. Each tensor's flag now
+    // must be what its latest value recorded.
     if (!graph_break_)
-      for (const auto& [id, t] : made_)
-        if (t.requires_grad() != graph_.values[id].meta.requires_grad) {
-          std::string message =
-              "graph break: requires_grad_() was called on a tensor the function made (or a "
-              "factory was given requires_grad=true); a trace records ops, and that is none";
-          GLASS_CHECK(!fullgraph_, "compile(fullgraph=true): ", message);
-          graph_break_ = GraphBreak{"requires_grad_", message, id};
+      for (const Tensor& t : keep_) {
+        const int id = seen_.at(t.unsafeGetTensorImpl());
+        const Value& v = graph_.values[id];
+        if (v.kind == Value::Kind::Constant || t.requires_grad() == v.meta.requires_grad) continue;
+        std::string message =
+            "graph break: requires_grad_() was called on a tensor of shape " + shape_text(t) +
+            " inside the function (or a factory was given requires_grad=true); a trace "
+            "records ops, and that is none";
+        GLASS_CHECK(!fullgraph_, "compile(fullgraph=true): ", message);
+        graph_break_ = GraphBreak{"requires_grad_", message, id};
+        break;
+      }
+    // A result no op made that shares memory with a followed tensor: its relation to the
+    // inputs is unknown, so a replay could not make it again.
+    if (!graph_break_)
+      for (const Tensor& t : outputs)
+        if (std::string why = untraced_alias(t); !why.empty()) {
+          GLASS_CHECK(!fullgraph_, "compile(fullgraph=true): graph break at the return: ", why);
+          graph_break_ = GraphBreak{"return", "graph break at the return: " + why, -1};
           break;
         }
     // After a break the results came from code the trace did not see: the graph ends at
@@ -171,8 +221,7 @@ class Tracer {
     seen_[t.unsafeGetTensorImpl()] = id;
     keep_.push_back(t);
     if (graph_.values[id].kind != Value::Kind::Constant) {
-      followed_storage_.insert(t.storage().unsafe_impl());
-      made_.emplace_back(id, t);
+      follow(t);
     }
     return id;
   }
@@ -181,8 +230,8 @@ class Tracer {
   Graph graph_;
   std::unordered_map<const TensorImpl*, int> seen_;
   std::vector<Tensor> keep_;
-  std::set<const void*> followed_storage_;    // of the inputs and of every recorded result
-  std::vector<std::pair<int, Tensor>> made_;  // each recorded result, with its tensor
+  // The bytes of the inputs and of every recorded result.
+  std::vector<std::pair<const char*, const char*>> followed_bytes_;
   std::optional<GraphBreak> graph_break_;
 };
 

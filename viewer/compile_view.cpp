@@ -159,8 +159,12 @@ std::vector<std::pair<std::string, std::string>> compile_dot_labels(const std::s
     if (start == std::string::npos || bracket == std::string::npos || label == std::string::npos ||
         line.find("->") != std::string::npos || line.compare(start, 8, "subgraph") == 0)
       continue;
-    size_t end = line.find('"', label + 7);
-    std::string text = line.substr(label + 7, end - label - 7);
+    std::string text;  // up to the closing quote, `\"` and `\\` unescaped
+    for (size_t i = label + 7; i < line.size() && line[i] != '"'; ++i) {
+      if (line[i] == '\\' && i + 1 < line.size() && (line[i + 1] == '"' || line[i + 1] == '\\'))
+        ++i;
+      text += line[i];
+    }
     // DOT's "\n" is a line break.
     for (size_t at; (at = text.find("\\n")) != std::string::npos;) text.replace(at, 2, "\n");
     labels.emplace_back(line.substr(start, bracket - start), text);

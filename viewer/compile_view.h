@@ -46,8 +46,8 @@ CompileView record_compile(const std::string& name);
 std::string compile_dot(const CompileView& view);
 // The text glass-dot prints: the passes' counts, each graph, each group's generated loop.
 std::string compile_summary(const CompileView& view);
-// The generated source of group `g` from its "extern \"C\"" line on (the embedded
-// formulas left out).
+// The generated source of group `g` from its IR comment ("// glass_kernel:") on: the
+// embedded formulas left out.
 std::string kernel_body(const CompileView& view, int group);
 
 }  // namespace glass::viz

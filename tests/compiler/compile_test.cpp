@@ -20,6 +20,7 @@
 #include "core/grad_mode.h"
 #include "core/ops/compare.h"
 #include "core/ops/factories.h"
+#include "core/ops/indexing.h"
 #include "core/ops/pointwise.h"
 #include "core/ops/random.h"
 #include "core/ops/reduce.h"
@@ -446,6 +447,66 @@ TEST_F(Compile, ACapturedTensorsRequiresGradIsAGuard) {
   w.requires_grad_(true);
   EXPECT_TRUE(f(ones({3})).requires_grad());
   EXPECT_EQ(f.stats().traces, 2);
+}
+
+TEST_F(Compile, ATensorMadeOverAnInputsMemoryOutsideAnyOpIsAGraphBreak) {
+  auto f = compile([](const Tensor& x) {
+    return from_blob(const_cast<float*>(x.data_ptr<float>()), x.sizes()) + 1;
+  });
+  f(ones({3}));
+  EXPECT_TRUE(equal(f(full({3}, 5.0)), full({3}, 6.0)));
+  ASSERT_TRUE(f.variants()[0].graph_break.has_value());
+  auto g = compile([](const Tensor& x) {
+    return from_blob(const_cast<float*>(x.data_ptr<float>()), x.sizes());
+  });
+  g(ones({3}));
+  EXPECT_TRUE(equal(g(full({3}, 5.0)), full({3}, 5.0)));
+  ASSERT_TRUE(g.variants()[0].graph_break.has_value());
+  EXPECT_EQ(g.variants()[0].graph_break->op, "return");
+}
+
+TEST_F(Compile, RequiresGradSetOnAnInputIsABreakButAnInPlaceOpIsNot) {
+  auto f = compile([](const Tensor& x) {
+    Tensor t = x;
+    t.requires_grad_();
+    return x * 2;
+  });
+  f(ones({3}));
+  Tensor b = ones({3});
+  EXPECT_TRUE(f(b).requires_grad());
+  EXPECT_TRUE(b.requires_grad());
+  auto g = compile(
+      [](const Tensor& x) {
+        Tensor y = zeros({3});
+        y.add_(x);
+        return y * 2;
+      },
+      CompileOptions().set_fullgraph(true));
+  Tensor x = randn({3}).requires_grad_(true);
+  g(x);
+  EXPECT_TRUE(g(x).requires_grad());
+  EXPECT_FALSE(g.variants()[0].graph_break.has_value());
+}
+
+TEST_F(Compile, ViewsOfTwoEqualResultsAreTwoTensors) {
+  auto f = compile([](const Tensor& x) { return std::make_tuple(x.exp().t(), x.exp().t()); });
+  f(zeros({2, 3}));
+  auto [p, q] = f(zeros({2, 3}));
+  EXPECT_FALSE(p.is_alias_of(q));
+}
+
+TEST_F(Compile, AShapeTheValuesDecideIsAGraphBreak) {
+  auto f = compile([](const Tensor& x) {
+    Tensor idx = nonzero(x > 0);
+    return ones({idx.size(0)}) + x.sum();
+  });
+  f(tensor({1.f, -1.f, 1.f}));
+  EXPECT_EQ(f(tensor({1.f, 1.f, 1.f})).size(0), 3);
+  ASSERT_TRUE(f.variants()[0].graph_break.has_value());
+  EXPECT_EQ(f.variants()[0].graph_break->op, "nonzero");
+  auto g = compile([](const Tensor& x) { return x.index({x > 0}).sum(); });
+  g(tensor({1.f, -1.f}));
+  EXPECT_EQ(g(tensor({1.f, 2.f})).item().toDouble(), 3.0);
 }
 
 // ---- one autograd node: the forward fused, the backward replayed ---------------------------

@@ -90,6 +90,15 @@ std::vector<ChainCase> chain_cases() {
       {"x.sin() * x.cos()  (nothing to chain)",
        [](const Tensor& x) { return std::vector<Tensor>{x.sin() * x.cos()}; },
        {}},
+      {"y = x.exp(); return cat({y, y.relu()})  (y is read by cat too, in a list)",
+       [](const Tensor& x) {
+         Tensor y = x.exp();
+         return std::vector<Tensor>{cat({y, y.relu()}, 0)};
+       },
+       {}},
+      {"x.exp().relu_().sin()  (relu_ writes in place: not a unary node)",
+       [](const Tensor& x) { return std::vector<Tensor>{x.exp().relu_().sin()}; },
+       {}},
   };
 }
 
@@ -135,6 +144,7 @@ struct GuardCase {
   std::function<std::vector<Tensor>()> traced, later;
   bool later_without_grad;  // the later call runs under NoGradGuard
   bool want;
+  bool traced_without_grad = false;  // the trace ran under NoGradGuard
 };
 
 std::vector<GuardCase> guard_cases() {
@@ -167,6 +177,27 @@ std::vector<GuardCase> guard_cases() {
          return std::vector<Tensor>{randn({3, 2}).t(), randn({3})};
        },
        false, true},
+      {"the second tensor of sizes [4] where the trace had [3]", two,
+       [] {
+         return std::vector<Tensor>{randn({2, 3}), randn({4})};
+       },
+       false, false},
+      {"the second tensor int64 where the trace had float32", two,
+       [] {
+         return std::vector<Tensor>{randn({2, 3}), arange(3)};
+       },
+       false, false},
+      {"one tensor more", two,
+       [] {
+         return std::vector<Tensor>{randn({2, 3}), randn({3}), randn({3})};
+       },
+       false, false},
+      {"an input that no longer requires grad, where the trace's did",
+       [] {
+         return std::vector<Tensor>{randn({2, 3}).requires_grad_(true), randn({3})};
+       },
+       two, false, false},
+      {"grad mode on where the trace ran with it off", two, two, false, false, true},
   };
 }
 
@@ -174,7 +205,13 @@ std::string grade_guard(const RecordFn& record_fn, const AcceptsFn& accepts_fn) 
   for (const GuardCase& c : guard_cases()) {
     bool got = false;
     try {
-      Guard g = record_fn(c.traced());
+      Guard g;
+      if (c.traced_without_grad) {
+        NoGradGuard no_grad;
+        g = record_fn(c.traced());
+      } else {
+        g = record_fn(c.traced());
+      }
       std::vector<Tensor> later = c.later();
       if (c.later_without_grad) {
         NoGradGuard no_grad;
@@ -222,8 +259,11 @@ std::string grade_branch_free(const UnaryFn& fn) {
     ++shapes;
     Tensor noise = randn(shape, gen);
     noise = noise - noise.mean();  // sums to (about) zero, elements of both signs
-    for (double sign : {1.0, -1.0, 1.0}) {
-      Tensor x = noise + 0.5 * sign;  // the sum's sign is `sign`; the elements' are mixed
+    // Last, a sum of exactly 0 (-k..k): branchy() takes x * -0.5 there (its test is sum > 0).
+    const int64_t n = noise.numel();
+    Tensor zero_sum = (arange(n).to(kFloat) - static_cast<double>(n - 1) / 2).view(shape);
+    for (double sign : {1.0, -1.0, 1.0, 0.0}) {
+      Tensor x = sign == 0.0 ? zero_sum : noise + 0.5 * sign;  // the sum's sign: `sign`
       Tensor got;
       try {
         got = f(x);
@@ -233,7 +273,10 @@ std::string grade_branch_free(const UnaryFn& fn) {
       Tensor want = branchy(x);
       if (!got.defined() || got.sizes() != want.sizes() || !allclose(got, want)) {
         std::ostringstream os;
-        os << "an input whose sum is " << (sign > 0 ? "positive" : "negative")
+        os << "an input whose sum is "
+           << (sign > 0   ? "positive"
+               : sign < 0 ? "negative"
+                          : "exactly zero")
            << ", after a compiled call with the other sign: got "
            << (got.defined() ? got : Tensor()) << ", want " << want
            << " (the branch must be chosen at each call, by the sum, inside the graph)";
@@ -262,6 +305,8 @@ TEST_F(Lesson12BranchFree, TheGraderRejectsWrongRewrites) {
   EXPECT_NE(item.find("graph break: item()"), std::string::npos) << item;
   const std::string data = grade_branch_free(wrong::branch_by_data_ptr);
   EXPECT_NE(data.find("chosen at each call"), std::string::npos) << data;
+  const std::string zero = grade_branch_free(wrong::branch_at_zero_too);
+  EXPECT_NE(zero.find("exactly zero"), std::string::npos) << zero;
   const std::string each = grade_branch_free(wrong::branch_per_element);
   EXPECT_NE(each.find("want"), std::string::npos) << each;
 }

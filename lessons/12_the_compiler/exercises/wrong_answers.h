@@ -23,5 +23,6 @@ bool accepts_by_compiling(const Guard& guard, const std::vector<Tensor>& inputs)
 Tensor branch_by_item(const Tensor& x);
 Tensor branch_by_data_ptr(const Tensor& x);
 Tensor branch_per_element(const Tensor& x);
+Tensor branch_at_zero_too(const Tensor& x);
 
 }  // namespace glass::lesson12::wrong
