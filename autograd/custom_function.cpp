@@ -33,31 +33,28 @@ std::string custom_node_name(const std::type_info& type) {
   return n + "Backward";
 }
 
-tensor_list CustomNode::apply_to(const std::shared_ptr<CustomNode>& node, const tensor_list& inputs,
-                                 const std::function<tensor_list(AutogradContext*)>& forward) {
+bool CustomNode::record_argument(CustomNode& node, const Tensor* arg) {
+  const bool is_tensor = arg != nullptr;
+  const bool defined = is_tensor && arg->defined();
+  const bool rg = defined && arg->requires_grad() && GradMode::is_enabled();
+  node.add_next_edge(rg ? gradient_edge(*arg) : Edge{});
+  node.input_shapes.emplace_back(defined ? arg->sizes() : IntArrayRef());
+  node.input_devices.push_back(defined ? arg->device() : Device(kCPU));
+  node.is_tensor_input.push_back(is_tensor);
+  node.ctx.needs_input_grad_.push_back(rg);
+  return rg;
+}
+
+void CustomNode::record_outputs(const std::shared_ptr<CustomNode>& node, tensor_list& outs,
+                                const tensor_list& tensor_args, bool any_requires_grad) {
   AutogradContext& ctx = node->ctx;
-  bool any_requires_grad = false;
-  for (const Tensor& t : inputs) {
-    const bool rg = t.defined() && t.requires_grad() && GradMode::is_enabled();
-    any_requires_grad = any_requires_grad || rg;
-    node->add_next_edge(rg ? gradient_edge(t) : Edge{});
-    node->input_shapes.emplace_back(t.defined() ? t.sizes() : IntArrayRef());
-    node->input_devices.push_back(t.defined() ? t.device() : Device(kCPU));
-    node->is_tensor_input.push_back(true);
-    ctx.needs_input_grad_.push_back(rg);
-  }
-  tensor_list outs;
-  {
-    AutoGradMode no_grad(false);
-    outs = forward(&ctx);
-  }
   for (const Tensor& t : ctx.to_save_) {
     bool is_output = false;
     for (const Tensor& o : outs) is_output = is_output || o.is_same(t);
     ctx.saved_.emplace_back(t, is_output && any_requires_grad);
   }
   ctx.to_save_.clear();
-  if (!any_requires_grad) return outs;
+  if (!any_requires_grad) return;
   node->set_num_inputs(static_cast<uint32_t>(outs.size()));
   ctx.node_ = node;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -67,16 +64,28 @@ tensor_list CustomNode::apply_to(const std::shared_ptr<CustomNode>& node, const 
     if (ctx.non_differentiable_.count(outs[i].unsafeGetTensorImpl()) ||
         !outs[i].is_floating_point())
       continue;
-    bool aliases_input = false;
-    for (const Tensor& t : inputs)
-      aliases_input = aliases_input || (t.defined() && t.is_same(outs[i]));
-    // A result returned twice gets one history; the second handle shares it.
     bool earlier = false;
     for (size_t j = 0; j < i; ++j) earlier = earlier || outs[j].is_same(outs[i]);
     if (earlier) continue;
-    if (aliases_input) outs[i] = outs[i].detach();
+    bool aliases_argument = false;
+    for (const Tensor& t : tensor_args)
+      aliases_argument = aliases_argument || (t.defined() && t.is_same(outs[i]));
+    if (aliases_argument) outs[i] = outs[i].detach();
     set_history(outs[i], node, static_cast<uint32_t>(i));
   }
+}
+
+tensor_list CustomNode::apply_to(const std::shared_ptr<CustomNode>& node, const tensor_list& inputs,
+                                 const std::function<tensor_list(AutogradContext*)>& forward) {
+  bool any_requires_grad = false;
+  for (const Tensor& t : inputs)
+    any_requires_grad = record_argument(*node, &t) || any_requires_grad;
+  tensor_list outs;
+  {
+    AutoGradMode no_grad(false);  // forward's own ops are not recorded
+    outs = forward(&node->ctx);
+  }
+  record_outputs(node, outs, inputs, any_requires_grad);
   return outs;
 }
 

@@ -75,6 +75,18 @@ class CustomNode : public Node {
   // Returns forward's outputs.
   static tensor_list apply_to(const std::shared_ptr<CustomNode>& node, const tensor_list& inputs,
                               const std::function<tensor_list(AutogradContext*)>& forward);
+
+  // The two halves of every apply (Function<T>::apply and apply_to share them).
+  // record_argument: one forward argument's edge (when it needs a gradient), shape and device;
+  // nullptr for an argument that is not a tensor. Returns whether it needs a gradient.
+  static bool record_argument(CustomNode& node, const Tensor* arg);
+  // record_outputs, after forward: stores the tensors forward saved (an output is saved
+  // without its history, recognised by identity), then, when any argument needs a gradient,
+  // makes `node` the grad_fn of each floating, differentiable output. An output that is an
+  // argument gets a handle of its own, so the argument keeps its history; a result returned
+  // twice gets one history, shared by both handles.
+  static void record_outputs(const std::shared_ptr<CustomNode>& node, tensor_list& outs,
+                             const tensor_list& tensor_args, bool any_requires_grad);
   std::string name() const override { return name_; }
   tensor_list apply(tensor_list&& grads) override;
   void release_variables() override;
@@ -105,74 +117,31 @@ struct Function {
   template <class... Args>
   static auto apply(Args&&... args) {
     auto node = std::make_shared<CustomNode>(custom_node_name(typeid(T)), &T::backward);
-    AutogradContext& ctx = node->ctx;
     bool any_requires_grad = false;
+    tensor_list tensor_args;  // for record_outputs' check that an output is an argument
     auto visit = [&](const auto& arg) {
-      using A = std::decay_t<decltype(arg)>;
-      if constexpr (std::is_same_v<A, Tensor>) {
-        bool rg = arg.defined() && arg.requires_grad() && GradMode::is_enabled();
-        any_requires_grad = any_requires_grad || rg;
-        node->add_next_edge(rg ? gradient_edge(arg) : Edge{});
-        node->input_shapes.emplace_back(arg.defined() ? arg.sizes() : IntArrayRef());
-        node->input_devices.push_back(arg.defined() ? arg.device() : Device(kCPU));
-        node->is_tensor_input.push_back(true);
-        ctx.needs_input_grad_.push_back(rg);
+      if constexpr (std::is_same_v<std::decay_t<decltype(arg)>, Tensor>) {
+        any_requires_grad = CustomNode::record_argument(*node, &arg) || any_requires_grad;
+        tensor_args.push_back(arg);
       } else {
-        node->add_next_edge(Edge{});
-        node->input_shapes.emplace_back();
-        node->input_devices.push_back(Device(kCPU));
-        node->is_tensor_input.push_back(false);
-        ctx.needs_input_grad_.push_back(false);
+        CustomNode::record_argument(*node, nullptr);
       }
     };
     (visit(args), ...);
     auto outputs = [&] {
       AutoGradMode no_grad(false);  // forward's own ops are not recorded
-      return T::forward(&ctx, std::forward<Args>(args)...);
+      return T::forward(&node->ctx, std::forward<Args>(args)...);
     }();
     tensor_list outs;
     if constexpr (std::is_same_v<decltype(outputs), Tensor>)
       outs = {outputs};
     else
       outs = outputs;
-    // Save now: saved outputs are recognised by identity and stored without history.
-    for (const Tensor& t : ctx.to_save_) {
-      bool is_output = false;
-      for (const Tensor& o : outs) is_output = is_output || o.is_same(t);
-      ctx.saved_.emplace_back(t, is_output && any_requires_grad);
-    }
-    ctx.to_save_.clear();
-    if (any_requires_grad) {
-      node->set_num_inputs(static_cast<uint32_t>(outs.size()));
-      ctx.node_ = node;
-      for (size_t i = 0; i < outs.size(); ++i) {
-        node->output_shapes.emplace_back(outs[i].sizes());
-        node->output_dtypes.push_back(outs[i].dtype());
-        node->output_devices.push_back(outs[i].device());
-        if (ctx.non_differentiable_.count(outs[i].unsafeGetTensorImpl()) ||
-            !outs[i].is_floating_point())
-          continue;
-        // An output that is an input (or a view of one) gets its own handle, so the
-        // input keeps its own history.
-        bool aliases_input = false;
-        ((aliases_input = aliases_input || is_same_tensor(args, outs[i])), ...);
-        if (aliases_input) outs[i] = outs[i].detach();
-        set_history(outs[i], node, static_cast<uint32_t>(i));
-      }
-    }
+    CustomNode::record_outputs(node, outs, tensor_args, any_requires_grad);
     if constexpr (std::is_same_v<decltype(outputs), Tensor>)
       return outs[0];
     else
       return outs;
-  }
-
- private:
-  template <class A>
-  static bool is_same_tensor(const A& arg, const Tensor& out) {
-    if constexpr (std::is_same_v<std::decay_t<A>, Tensor>)
-      return arg.defined() && arg.is_same(out);
-    else
-      return false;
   }
 };
 
