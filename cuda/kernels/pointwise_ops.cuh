@@ -190,4 +190,28 @@ struct BoolPowOp {
   __device__ bool operator()(bool a, bool b) const { return a || !b; }
 };
 
+// ---- clamp: as clamp_kernel on the CPU -----------------------------------------------------
+
+// Both bounds. NaN input stays NaN; with lo > hi every element becomes hi (PyTorch's rule).
+template <class T>
+struct ClampOp {
+  T lo, hi;
+  __device__ T operator()(T x) const {
+    if (scalar_ops::is_nan(x)) return x;
+    const T up = x < lo ? lo : x;
+    return up > hi ? hi : up;
+  }
+};
+// One bound: the comparison is false for NaN, so NaN passes through.
+template <class T>
+struct ClampMinOp {
+  T lo;
+  __device__ T operator()(T x) const { return x < lo ? lo : x; }
+};
+template <class T>
+struct ClampMaxOp {
+  T hi;
+  __device__ T operator()(T x) const { return x > hi ? hi : x; }
+};
+
 }  // namespace glass::cuda::GLASS_KERNEL_NS

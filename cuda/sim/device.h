@@ -29,6 +29,7 @@
 #include "cuda/sim/gptr.h"
 #include "cuda/sim/kernel_watch.h"
 #include "cuda/sim/shared_array.h"
+#include "cuda/sim/tls.h"
 
 // [SECTION] qualifiers: every function is an ordinary host function in the simulator.
 // __forceinline__ keeps `inline`, as CUDA's host-side definition does, so that device
@@ -42,14 +43,8 @@
 
 // [SECTION] built-ins, in the global namespace as CUDA's are.
 using dim3 = glass::cuda::Dim3;
-// Set by the block runner (defined in block_runner.cpp). constinit: no TLS wrapper call.
-// local-exec: read with one instruction (%fs:offset) instead of a __tls_get_addr call, which
-// in position-independent code would cost more than an elementwise kernel's whole body
-// (c = a + b on 16M floats: 2x faster). The simulator is only ever linked into executables,
-// never into a shared object (where local-exec cannot link). Not initial-exec: GCC 12 with
-// AVX-512 enabled can load an initial-exec offset with `lea` + `vmovq`, a sequence binutils
-// 2.40 cannot relax when it links the executable ("TLS transition ... failed").
-#define GLASS_SIM_TLS __attribute__((tls_model("local-exec")))
+// Set by the block runner (defined in block_runner.cpp). constinit: no TLS wrapper call;
+// GLASS_SIM_TLS: read with one instruction (cuda/sim/tls.h).
 extern thread_local constinit GLASS_SIM_TLS dim3 threadIdx;
 extern thread_local constinit GLASS_SIM_TLS dim3 blockIdx;
 extern thread_local constinit GLASS_SIM_TLS dim3 blockDim;

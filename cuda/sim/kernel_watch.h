@@ -17,11 +17,7 @@
 #include <cstdint>
 #include <type_traits>
 
-// Thread-locals read with one instruction (see device.h): the simulator is only linked into
-// executables.
-#ifndef GLASS_SIM_TLS
-#define GLASS_SIM_TLS __attribute__((tls_model("local-exec")))
-#endif
+#include "cuda/sim/tls.h"
 
 namespace glass::cuda::sim::detail {
 

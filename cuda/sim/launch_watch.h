@@ -19,6 +19,7 @@
 
 #include "cuda/runtime.h"
 #include "cuda/sim/kernel_stats.h"
+#include "cuda/sim/tls.h"
 
 namespace glass::cuda::sim {
 
@@ -38,7 +39,7 @@ struct LaunchWatch {
 };
 
 // The launch whose block runs on this OS thread (null: none, or a block run directly).
-extern thread_local constinit __attribute__((tls_model("local-exec"))) LaunchWatch* t_launch;
+extern thread_local constinit GLASS_SIM_TLS LaunchWatch* t_launch;
 
 class LaunchScope {
  public:
