@@ -100,12 +100,8 @@ void make_private_dirs(const std::string& path) {
               std::oct, (st.st_mode & 0777), "); chmod go-w it or set GLASS_CACHE_DIR");
 }
 
-struct ProcessResult {
-  int status = -1;     // exit status, or -1 when it could not start or was killed
-  std::string output;  // stdout and stderr together
-};
+}  // namespace
 
-// Runs argv[0] (looked up on PATH) and collects what it prints.
 ProcessResult run_process(const std::vector<std::string>& argv) {
   ProcessResult result;
   int pipe_fds[2];
@@ -140,6 +136,8 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
 }
+
+namespace {
 
 std::vector<std::string> split_words(const std::string& s) {
   std::vector<std::string> words;
@@ -231,14 +229,15 @@ std::shared_ptr<KernelLibrary> load_verified(const std::string& dir, const std::
 }
 
 std::shared_ptr<KernelLibrary> compile_into_cache(const HostCompiler& cxx, const std::string& dir,
-                                                  const std::string& key,
-                                                  const std::string& source) {
+                                                  const std::string& key, const std::string& source,
+                                                  const std::vector<std::string>& extra_flags) {
   static std::atomic<uint64_t> counter{0};
   const std::string tmp = dir + "/.build-" + std::to_string(::getpid()) + "-" +
                           std::to_string(counter.fetch_add(1)) + "-" + key;
   write_file_atomically(dir, tmp.substr(dir.size() + 1) + ".cpp", source);
   std::vector<std::string> argv = {cxx.path};
   for (const std::string& f : split_words(cxx.flags)) argv.push_back(f);
+  for (const std::string& f : extra_flags) argv.push_back(f);
   for (const std::string& f :
        {std::string("-fPIC"), std::string("-shared"), std::string("-o"), tmp + ".so", tmp + ".cpp"})
     argv.push_back(f);
@@ -309,6 +308,12 @@ void forget_loaded_kernels() {
 }
 
 std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source) {
+  return load_or_compile(source, {}, "");
+}
+
+std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source,
+                                               const std::vector<std::string>& extra_flags,
+                                               const std::string& key_material) {
   const HostCompiler& cxx = host_compiler();
   if (!cxx.available()) {
     const char* asked = std::getenv("GLASS_CXX");
@@ -317,8 +322,10 @@ std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source) {
                                 : std::string(GLASS_BUILD_CXX) + " and c++ on PATH",
                 ")");
   }
-  const std::string material =
+  std::string material =
       source + '\0' + cxx.path + '\0' + cxx.version + '\0' + cxx.flags + '\0' + cxx.target;
+  for (const std::string& f : extra_flags) material += '\0' + f;
+  if (!key_material.empty()) material += '\0' + key_material;
   const std::string key = hex64(fnv1a(material, 14695981039346656037ull)) +
                           hex64(fnv1a(material, 0x9e3779b97f4a7c15ull));
 
@@ -350,7 +357,7 @@ std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source) {
     if (library) {
       count(&CacheStats::from_disk);
     } else {
-      library = compile_into_cache(cxx, dir, key, source);
+      library = compile_into_cache(cxx, dir, key, source, extra_flags);
       count(&CacheStats::compiled);
     }
   } catch (...) {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace glass::compiler {
 
@@ -79,6 +80,20 @@ void reset_cache_stats();
 // compiler runs outside any lock, and threads asking for the same source wait for one
 // build.
 std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source);
+// The same with more compiler flags (include folders, defines), and `key_material`: what
+// else decides the result and must be part of the cache key (e.g. the contents of the
+// headers the source includes, which the source's text does not show).
+std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source,
+                                               const std::vector<std::string>& extra_flags,
+                                               const std::string& key_material);
+
+// Runs `argv` (argv[0] looked up on PATH) with stdin empty; returns its exit status (-1 when
+// it could not start or was killed) and what it printed on stdout and stderr together.
+struct ProcessResult {
+  int status = -1;
+  std::string output;
+};
+ProcessResult run_process(const std::vector<std::string>& argv);
 
 // Forgets the libraries this process loaded (they stay loaded while held), so the next
 // load_or_compile of a source goes to the disk cache: for tests and the benchmark.
