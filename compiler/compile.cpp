@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "compiler/autograd_node.h"
+#include "compiler/cuda_pointwise.h"
 #include "compiler/kernel_cache.h"
 #include "compiler/passes.h"
 #include "compiler/pointwise.h"
@@ -151,7 +152,9 @@ struct CompiledFunction::Variant {
   };
   std::vector<Step> steps;
   std::vector<FusionGroup> groups;
-  std::vector<CompiledPointwise> kernels;  // one per group; empty: interpret them
+  // One per group: its compiled kernel (C++ on the CPU, CUDA on the simulated GPU), or empty
+  // where none could be built (no compiler; a GPU): then the group is interpreted.
+  std::vector<std::function<Tensor(TensorList)>> kernels;
   VariantInfo info;
 
   // The first guard the call fails, or "" when it passes.
@@ -191,8 +194,8 @@ struct CompiledFunction::Variant {
       std::vector<Tensor> operands;
       operands.reserve(g.inputs.size());
       for (int v : g.inputs) operands.push_back(value_tensor(graph, v, env));
-      env[g.output] =
-          kernels.empty() ? interpret_pointwise(g.program, operands) : kernels[s.group](operands);
+      const auto& kernel = kernels[s.group];
+      env[g.output] = kernel ? kernel(operands) : interpret_pointwise(g.program, operands);
     }
     std::vector<Tensor> out;
     out.reserve(graph.outputs.size());
@@ -200,6 +203,56 @@ struct CompiledFunction::Variant {
     return out;
   }
 };
+
+namespace {
+
+// Builds each group's kernel: the CPU groups in one C++ shared object, the CUDA groups in one
+// CUDA source (for the simulated GPU). A group whose kind cannot be built here keeps an empty
+// kernel (interpreted with eager ops), with one warning per process saying why.
+void compile_groups(const std::vector<FusionGroup>& groups,
+                    std::vector<std::function<Tensor(TensorList)>>& kernels,
+                    std::vector<std::string>& sources) {
+  std::vector<PointwiseProgram> cpu, gpu;
+  std::vector<size_t> cpu_index, gpu_index;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const bool on_cuda = groups[k].device.is_cuda();
+    sources.push_back(on_cuda ? emit_cuda({groups[k].program}) : emit_cpp(groups[k].program));
+    (on_cuda ? gpu : cpu).push_back(groups[k].program);
+    (on_cuda ? gpu_index : cpu_index).push_back(k);
+  }
+  if (!cpu.empty()) {
+    if (host_compiler().available()) {
+      std::vector<CompiledPointwise> built = compile_pointwise(cpu);
+      for (size_t j = 0; j < built.size(); ++j)
+        kernels[cpu_index[j]] = [kernel = std::move(built[j])](TensorList in) {
+          return kernel(in);
+        };
+    } else {
+      static std::once_flag warned;
+      std::call_once(warned, [] {
+        std::cerr << "glass::compile: no C++ compiler found (set GLASS_CXX); fused groups are "
+                     "interpreted with eager ops\n";
+      });
+    }
+  }
+  if (!gpu.empty()) {
+    if (const std::string why = cuda_codegen_unavailable(); why.empty()) {
+      std::vector<CompiledCudaPointwise> built = compile_cuda_pointwise(gpu);
+      for (size_t j = 0; j < built.size(); ++j)
+        kernels[gpu_index[j]] = [kernel = std::move(built[j])](TensorList in) {
+          return kernel(in);
+        };
+    } else {
+      static std::once_flag warned;
+      std::call_once(warned, [why] {
+        std::cerr << "glass::compile: fused groups on CUDA tensors run as eager ops: " << why
+                  << "\n";
+      });
+    }
+  }
+}
+
+}  // namespace
 
 CompiledFunction::CompiledFunction(CompileOptions options, std::string name)
     : options_(options), name_(std::move(name)) {
@@ -327,22 +380,8 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
     info.fused_groups = static_cast<int>(variant->groups.size());
     info.optimized = g.to_string();
     info.optimized_dot = g.to_dot("optimized", info.groups);
-    if (!variant->groups.empty()) {
-      std::vector<PointwiseProgram> programs;
-      for (const FusionGroup& fg : variant->groups) {
-        programs.push_back(fg.program);
-        info.sources.push_back(emit_cpp(fg.program));
-      }
-      if (host_compiler().available()) {
-        variant->kernels = compile_pointwise(programs);
-      } else {
-        static std::once_flag warned;
-        std::call_once(warned, [] {
-          std::cerr << "glass::compile: no C++ compiler found (set GLASS_CXX); fused groups are "
-                       "interpreted with eager ops\n";
-        });
-      }
-    }
+    variant->kernels.resize(variant->groups.size());
+    compile_groups(variant->groups, variant->kernels, info.sources);
     for (const Value& value : g.values)
       if (value.kind == Value::Kind::Constant && !value.folded && !value.is_wrapped_number &&
           value.constant.defined())

@@ -88,7 +88,7 @@ struct VariantInfo {
   std::string traced_dot, optimized_dot;
   int fused_groups = 0;
   std::vector<std::vector<int>> groups;   // the optimised graph's nodes of each fused group
-  std::vector<std::string> sources;       // the generated C++ of each group
+  std::vector<std::string> sources;       // the generated C++ (CUDA for a CUDA group) of each group
   std::optional<GraphBreak> graph_break;  // set: this variant runs eagerly
   std::string break_source;  // the traced DOT's name for what made the value it read, or ""
   bool one_node = false;     // runs as one autograd node (forward fused, backward replayed)

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/cuda_pointwise.h"
 #include "compiler/replay.h"
 #include "core/error.h"
 
@@ -238,23 +239,32 @@ PointwiseKind kind_of(const Node& n) {
   return PointwiseKind::None;
 }
 
-bool on_cpu_without_grad(const Graph& g, const Node& n, bool forward_without_grad) {
+// Whether node n may join a group whose kernel runs on `device` (the root's): every tensor it
+// reads and writes is on that device (a number in the op, x * 0.5, is a literal of the
+// kernel), and it needs no gradient or tangent, since a fused kernel computes values only.
+// A CPU kernel or a CUDA one; a reduction ends only a CPU group (on CUDA, eager's reduce
+// kernel runs it).
+bool fusable_on(const Graph& g, const Node& n, Device device, bool forward_without_grad) {
+  if (!device.is_cpu() && !device.is_cuda()) return false;
+  if (device.is_cuda() && kind_of(n) == PointwiseKind::Reduce) return false;
   for (int v : Graph::values_read(n)) {
-    const TensorMeta& m = g.values[v].meta;
-    if (forward_without_grad && m.device.is_cpu() && !m.has_forward_grad) continue;
-    // A fused kernel computes values only: no backward node, no forward-mode tangent.
-    if (!m.device.is_cpu() || (m.requires_grad && n.grad_enabled) || m.has_forward_grad)
-      return false;
+    const Value& value = g.values[v];
+    if (value.kind == Value::Kind::Constant && value.is_wrapped_number) continue;
+    const TensorMeta& m = value.meta;
+    if (m.device != device || m.has_forward_grad) return false;
+    // Under one autograd node (autograd_node.h) the forward runs with grad mode off.
+    if (m.requires_grad && n.grad_enabled && !forward_without_grad) return false;
   }
   for (int v : n.outputs)
-    if (!g.values[v].meta.device.is_cpu()) return false;
+    if (g.values[v].meta.device != device) return false;
   return true;
 }
 
 // The group's program, or nothing when a member is outside what PointwiseProgram writes.
-std::optional<FusionGroup> build_group(const Graph& g, std::vector<int> members) {
+std::optional<FusionGroup> build_group(const Graph& g, std::vector<int> members, Device device) {
   std::sort(members.begin(), members.end());
   FusionGroup group;
+  group.device = device;
   group.nodes = members;
   PointwiseProgram& p = group.program;
   std::map<int, int> step_of;  // value -> program step
@@ -315,6 +325,7 @@ std::optional<FusionGroup> build_group(const Graph& g, std::vector<int> members)
       p.set_output(step_of.at(group.output));
     // The program must give the value the trace saw: the same dtype.
     if (p.output_dtype() != g.values[group.output].meta.dtype) return std::nullopt;
+    if (device.is_cuda()) emit_cuda({p});  // an op with no device functor throws here
   } catch (const Error&) {
     return std::nullopt;  // e.g. a dtype the generated code does not handle
   }
@@ -336,9 +347,9 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
   std::vector<FusionGroup> groups;
   for (int root = n_nodes - 1; root >= 0; --root) {
     const Node& r = g.nodes[root];
-    if (assigned[root] || kind_of(r) == PointwiseKind::None ||
-        !on_cpu_without_grad(g, r, forward_without_grad))
-      continue;
+    if (assigned[root] || kind_of(r) == PointwiseKind::None || r.outputs.empty()) continue;
+    const Device device = g.values[r.outputs[0]].meta.device;
+    if (!fusable_on(g, r, device, forward_without_grad)) continue;
     std::set<int> members{root};
     // Pull in producers whose every reader is already in the group, until none is left.
     for (bool grew = true; grew;) {
@@ -354,7 +365,7 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
           const Node& producer = g.nodes[p];
           PointwiseKind k = kind_of(producer);
           if (k == PointwiseKind::None || k == PointwiseKind::Reduce ||
-              !on_cpu_without_grad(g, producer, forward_without_grad))
+              !fusable_on(g, producer, device, forward_without_grad))
             continue;
           bool all_inside = true;
           for (int u : uses[v]) all_inside &= members.count(u) > 0;
@@ -365,7 +376,7 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
       }
     }
     if (members.size() < 2) continue;
-    std::optional<FusionGroup> group = build_group(g, {members.begin(), members.end()});
+    std::optional<FusionGroup> group = build_group(g, {members.begin(), members.end()}, device);
     if (!group) continue;
     for (int m : members) assigned[m] = true;
     groups.push_back(std::move(*group));

@@ -32,8 +32,10 @@ struct FusionGroup {
   std::vector<int> inputs;  // the values the kernel reads: the program's inputs 0, 1, ...
   int output = -1;          // the root's result
   PointwiseProgram program;
+  Device device{kCPU};  // where every value it reads and writes lives: a CPU or a CUDA kernel
 };
-// Groups of at least two nodes, on the CPU, none of which carries a forward-mode tangent or
+// Groups of at least two nodes, all of whose tensors are on one device (the CPU, or one CUDA
+// device; a reduction ends only a CPU group), none of which carries a forward-mode tangent or
 // needs grad — unless `forward_without_grad`: the graph's forward runs with grad mode off
 // under one autograd node (autograd_node.h), so requires_grad does not stop fusion.
 std::vector<FusionGroup> find_fusion_groups(const Graph& graph, bool forward_without_grad = false);

@@ -1,0 +1,174 @@
+// compiler/cuda_pointwise_run.cpp — building a fused group's CUDA kernel for the simulated GPU
+// and launching it (cuda_pointwise.h). Invariant: a launch gets only device addresses of one
+// CUDA device, and the metadata TensorIterator computed for exactly those operands.
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "compiler/cuda_pointwise.h"
+#include "compiler/kernel_cache.h"
+#include "compiler/pointwise_detail.h"
+#include "core/error.h"
+#include "core/grad_mode.h"
+#include "core/tensor_iterator.h"
+#include "cuda/runtime.h"
+#include "cuda/stream.h"
+
+#ifndef GLASS_SOURCE_DIR
+#define GLASS_SOURCE_DIR ""
+#endif
+#ifndef GLASS_INSTALL_INCLUDE_DIR
+#define GLASS_INSTALL_INCLUDE_DIR ""
+#endif
+
+namespace glass::compiler {
+namespace {
+
+bool has_kernel_header(const std::string& dir) {
+  struct stat st {};
+  return !dir.empty() && ::stat((dir + "/cuda/kernel.h").c_str(), &st) == 0;
+}
+
+std::vector<std::string> sim_flags(const std::string& include_dir) {
+  return {"-I" + include_dir, "-DGLASS_SIM_KERNEL_DSO=1"};
+}
+
+// The headers a generated kernel includes, path and contents: part of its cache key, so an
+// edited header (a changed functor, a changed gptr) rebuilds the kernels that include it.
+// Found once per process and include folder by asking the compiler for the dependencies (-M).
+std::string header_fingerprint(const std::string& include_dir) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(include_dir); it != known.end()) return it->second;
+  const HostCompiler& cxx = host_compiler();
+  std::vector<std::string> argv = {cxx.path};
+  std::istringstream flags(cxx.flags);
+  for (std::string f; flags >> f;) argv.push_back(f);
+  for (const std::string& f : sim_flags(include_dir)) argv.push_back(f);
+  // -include: the headers as the generated source includes them, without a file.
+  for (const char* f : {"-M", "-include", "cuda/kernel.h", "-include",
+                        "cuda/kernels/pointwise_ops.cuh", "-x", "c++", "/dev/null"})
+    argv.push_back(f);
+  const ProcessResult deps = run_process(argv);
+  std::ostringstream all;
+  std::istringstream words(deps.output);
+  for (std::string w; words >> w;) {
+    if (w == "\\" || w.back() == ':' || w.rfind(include_dir, 0) != 0) continue;
+    std::ifstream in(w, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    all << w << '\n' << text << '\0';
+  }
+  return known[include_dir] = deps.status == 0 ? all.str() : "unknown:" + deps.output;
+}
+
+void check_inputs(const PointwiseProgram& p, TensorList inputs) {
+  GLASS_CHECK(inputs.size() == p.inputs.size(), "compiled CUDA group: takes ", p.inputs.size(),
+              " inputs, got ", inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    GLASS_CHECK(inputs[k].defined(), "compiled CUDA group: input ", k, " is undefined");
+    GLASS_CHECK(inputs[k].dtype() == p.inputs[k], "compiled CUDA group: input ", k, " must be ",
+                dtype_name(p.inputs[k]), ", got ", dtype_name(inputs[k].dtype()));
+    GLASS_CHECK(inputs[k].device().is_cuda(), "compiled CUDA group: input ", k, " is on ",
+                inputs[k].device(), "; this kernel was compiled for kCUDA");
+    GLASS_CHECK(inputs[k].device() == inputs[0].device(), "compiled CUDA group: input ", k,
+                " is on ", inputs[k].device(), ", input 0 on ", inputs[0].device(),
+                "; a kernel runs on one device");
+    GLASS_CHECK(!GradMode::is_enabled() || !inputs[k].requires_grad(),
+                "compiled CUDA group: input ", k, " requires grad, and a fused kernel records ",
+                "no graph; call it under NoGradGuard");
+  }
+}
+
+}  // namespace
+
+std::string kernel_include_dir() {
+  if (const char* env = std::getenv("GLASS_INCLUDE_DIR"); env && *env) return env;
+  if (has_kernel_header(GLASS_SOURCE_DIR)) return GLASS_SOURCE_DIR;
+  if (has_kernel_header(GLASS_INSTALL_INCLUDE_DIR)) return GLASS_INSTALL_INCLUDE_DIR;
+  return "";
+}
+
+std::string cuda_codegen_unavailable() {
+  if (!cuda::is_simulated())
+    return "CUDA code generation for a GPU (NVRTC) is not written yet; fused groups on a GPU "
+           "run as eager ops";
+  if (!host_compiler().available())
+    return "no C++ compiler found (set GLASS_CXX) to build kernels for the simulated GPU";
+  const std::string dir = kernel_include_dir();
+  if (!has_kernel_header(dir))
+    return "the project's headers (cuda/kernel.h) are not found; set GLASS_INCLUDE_DIR to the "
+           "folder that holds cuda/ and core/";
+  // The kernel's shared object reaches the simulator (threadIdx, the launch queue) in the
+  // executable: only an executable linked with -rdynamic exports them.
+  if (::dlsym(RTLD_DEFAULT, "threadIdx") == nullptr)
+    return "this executable does not export the simulator's symbols to kernels it loads; link "
+           "it with -rdynamic (CMake: link glasstorch::glass_compiler, or set ENABLE_EXPORTS)";
+  return "";
+}
+
+CompiledCudaPointwise::CompiledCudaPointwise(PointwiseProgram program,
+                                             std::shared_ptr<KernelLibrary> library,
+                                             const std::string& symbol)
+    : program_(std::move(program)), library_(std::move(library)) {
+  launch_ = library_->function<Launch>(symbol);
+  live_inputs_ = program_.live_inputs();
+}
+
+Tensor CompiledCudaPointwise::operator()(TensorList inputs) const {
+  check_inputs(program_, inputs);
+  GLASS_CHECK(cuda::is_simulated(), "compiled CUDA group: it was built for the simulated GPU, ",
+              "but kCUDA is served by a GPU now");
+  TensorIteratorConfig config("fused");
+  config.add_output(Tensor());
+  for (int k : live_inputs_) config.add_const_input(inputs[k]);
+  config.declare_static_output_dtype(program_.output_dtype());
+  config.declare_static_common_dtype(program_.output_dtype());
+  TensorIterator iter = config.build();
+  const int64_t n = iter.numel();
+  if (n == 0) return iter.output(0);
+  const int operands = static_cast<int>(live_inputs_.size()) + 1;
+  std::vector<char*> data(static_cast<size_t>(operands));
+  bool flat = iter.ndim() <= 1;
+  for (int k = 0; k < operands; ++k) {
+    data[k] = static_cast<char*>(iter.data_ptr(k));
+    const int64_t elem = static_cast<int64_t>(
+        element_size(k == 0 ? program_.output_dtype() : program_.inputs[live_inputs_[k - 1]]));
+    flat = flat && (iter.ndim() == 0 || iter.strides(k)[0] == elem);
+  }
+  const int ndim = iter.ndim();
+  GLASS_CHECK(ndim <= 16, "compiled CUDA group: at most 16 dims after merging, got ", ndim);
+  std::vector<int64_t> sizes(iter.shape().begin(), iter.shape().end());
+  std::vector<int64_t> strides(static_cast<size_t>(ndim * operands));
+  for (int d = 0; d < ndim; ++d)
+    for (int k = 0; k < operands; ++k) strides[d * operands + k] = iter.strides(k)[d];
+  const cuda::CUDAStream stream =
+      cuda::getCurrentCUDAStream(static_cast<cuda::DeviceIndex>(iter.device().index()));
+  launch_(n, flat ? -1 : ndim, sizes.data(), strides.data(), data.data(), stream.stream());
+  return iter.output(0);
+}
+
+std::vector<CompiledCudaPointwise> compile_cuda_pointwise(
+    const std::vector<PointwiseProgram>& programs) {
+  const std::string why = cuda_codegen_unavailable();
+  GLASS_CHECK(why.empty(), "compile: cannot build CUDA kernels: ", why);
+  const std::string source = emit_cuda(programs);
+  if (const char* debug = std::getenv("GLASS_COMPILE_DEBUG"); debug && std::string(debug) == "1")
+    std::fprintf(stderr, "[glass compile] generated CUDA:\n%s\n", source.c_str());
+  const std::string dir = kernel_include_dir();
+  std::shared_ptr<KernelLibrary> library =
+      load_or_compile(source, sim_flags(dir), header_fingerprint(dir));
+  std::vector<CompiledCudaPointwise> compiled;
+  for (size_t i = 0; i < programs.size(); ++i)
+    compiled.emplace_back(programs[i], library, "glass_cuda_launch_" + std::to_string(i));
+  return compiled;
+}
+
+}  // namespace glass::compiler
