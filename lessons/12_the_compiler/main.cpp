@@ -5,12 +5,13 @@
 // compiled); 2. a trace records what ran; 3. what a trace cannot see: sizes read in C++
 // (guards, a retrace), a branch on a value (a graph break), and the same branch without the
 // break; 4. the passes (dead code, a common subexpression, constant folding); 5. fusion and
-// the generated loop; 6. the seed's "30–200%" against this machine.
+// the generated loop; 6. the seed's "30–200%" against this machine; 7. the same group as a
+// CUDA kernel on the simulated GPU, and what it moves against eager's kernels.
 //
 // stdout is deterministic and lesson_12_output compares it with README.md. Timings are
 // not: they go to stderr, each line starting with "[time]".
 //
-// [SECTION] helpers   [SECTION] 1-6   [SECTION] main
+// [SECTION] helpers   [SECTION] 1-7   [SECTION] main
 #include <glass/glass.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/tracer.h"
+#include "cuda/sim/kernel_stats.h"
 
 namespace {
 
@@ -261,6 +263,52 @@ void the_seeds_claim() {
             << " us: " << fixed(mlp_eager / mlp_compiled, 2) << "x\n";
 }
 
+// [SECTION] 7. the same group on a GPU ----------------------------------------------------
+
+// Counts what the kernels launched by fn moved through global memory (the simulator's
+// counters, cuda/sim/kernel_stats.h), and how many were launched.
+glass::cuda::sim::KernelStats traffic(const std::function<void()>& fn) {
+  glass::cuda::sim::ScopedKernelStats stats;
+  fn();
+  glass::cuda::synchronize();
+  return stats.total();
+}
+
+void on_a_gpu() {
+  section("7. the same group on a GPU");
+  // The simulated GPU unless a real one is visible: there, CUDA code generation (NVRTC) is
+  // not written yet, and glass::compile says so and runs the group's ops eagerly.
+  if (!glass::cuda::is_available()) glass::cuda::use_simulator();
+  if (!glass::cuda::is_simulated()) {
+    std::cout << "a real GPU: this section counts on the simulated one\n";
+    return;
+  }
+  const int64_t n = 1 << 16;
+  Tensor a = glass::randn({n}).to(glass::kCUDA), b = glass::randn({n}).to(glass::kCUDA);
+  auto f = glass::compile(seed_chain);
+  glass::NoGradGuard no_grad;
+  Tensor fused = f(a, b);  // traces, fuses, writes CUDA C++, builds it, runs it
+  const auto eager_stats = traffic([&] { seed_chain(a, b); });
+  const auto fused_stats = traffic([&] { f(a, b); });
+  const auto per_element = [&](uint64_t bytes) { return fixed(double(bytes) / (4.0 * n), 0); };
+  std::cout << "seed chain on " << n << " floats of cuda:0\n"
+            << "  eager:    " << eager_stats.launches << " kernels, "
+            << per_element(eager_stats.global_load_bytes) << " floats read and "
+            << per_element(eager_stats.global_store_bytes) << " written per element\n"
+            << "  compiled: " << fused_stats.launches << " kernel,  "
+            << per_element(fused_stats.global_load_bytes) << " floats read and "
+            << per_element(fused_stats.global_store_bytes) << " written per element\n"
+            << "same values as eager: "
+            << (glass::allclose(fused.cpu(), seed_chain(a, b).cpu(), 1e-6, 1e-7) ? "yes" : "no")
+            << "\n";
+  // The group's kernel: one thread per element (16 each, 128 apart), eager's device functors.
+  const std::string source = f.variants()[0].sources[0];
+  const size_t begin = source.find("__global__ void glass_cuda_kernel_0_flat");
+  const size_t end = source.find("out[i] =", begin);
+  indented(source.substr(begin, source.find('\n', end) - begin), "  ");
+  std::cout << "  ...\n";
+}
+
 }  // namespace
 
 // [SECTION] main ---------------------------------------------------------------------------
@@ -273,5 +321,6 @@ int main() {
   the_passes();
   fusion_and_codegen();
   the_seeds_claim();
+  on_a_gpu();
   return 0;
 }
