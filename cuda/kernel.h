@@ -27,17 +27,25 @@
 //                                    glass::cuda) that holds a .cu file's kernels and host
 //                                    launchers, so both builds link into one library
 //
-// Invariant: code written to this convention means the same in both builds.
+// A third compiler reads it too: NVRTC (__CUDACC_RTC__), for the kernels glass::compile
+// generates (compiler/cuda_pointwise.h). NVRTC compiles device code only, so there this
+// header gives the kernel vocabulary alone: no host launch helper, no tensor accessors.
+//
+// Invariant: code written to this convention means the same in all three builds.
 #pragma once
 
 #include <cstddef>
 #include <type_traits>
 
+#ifndef __CUDACC_RTC__
 #include "core/tensor_accessor.h"
+#endif
 
 #ifdef __CUDACC__
 
+#ifndef __CUDACC_RTC__
 #include <cuda_runtime.h>
+#endif
 
 namespace glass::cuda {
 template <class T>
@@ -66,6 +74,7 @@ __host__ __device__ __forceinline__ U* gptr_cast(T* p) {
 
 #endif
 
+#ifndef __CUDACC_RTC__
 namespace glass::cuda {
 // The PtrTraits of a tensor read in a kernel (core/tensor_accessor.h): host code writes
 // x.packed_accessor32<float, 2, DevicePtrTraits>() and the kernel takes the result as a
@@ -92,10 +101,14 @@ template <class T, size_t N>
 using DeviceAccessor = ::glass::PackedTensorAccessor32<T, N, DevicePtrTraits>;
 }  // namespace glass::cuda
 
-// Unqualified, as dim3 is.
 using glass::cuda::DeviceAccessor;
 using glass::cuda::DevicePtrTraits;
+#endif  // !__CUDACC_RTC__
+
+// Unqualified, as dim3 is.
 using glass::cuda::gptr;
 using glass::cuda::gptr_cast;
 
+#ifndef __CUDACC_RTC__
 #include "cuda/launch.h"
+#endif

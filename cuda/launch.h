@@ -39,12 +39,7 @@
 
 namespace glass::cuda {
 
-// Throws glass::Error, naming the kernel and the values, unless the launch fits the
-// device: every dimension >= 1, grid and block dims within max_grid_dim / max_block_dim,
-// at most max_threads_per_block threads, dynamic shared memory within
-// shared_mem_per_block. A pure function of its arguments.
-void check_launch(const DeviceProperties& props, const char* kernel, Dim3 grid, Dim3 block,
-                  size_t dynamic_shared_bytes);
+// check_launch (runtime.h) validates every launch before anything is queued.
 
 #ifdef __CUDACC__
 

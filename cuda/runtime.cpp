@@ -81,6 +81,24 @@ const char* to_string(CopyKind kind) {
   return "?";
 }
 
+// The simulator has no use for a module image: its kernels are host code (cuda/launch.h).
+namespace {
+[[noreturn]] void no_modules(const char* call) {
+  GLASS_CHECK(false, call, ": a module image (CUBIN, PTX) runs on a GPU only; the simulated GPU ",
+              "runs kernels the host compiler built");
+  std::abort();
+}
+}  // namespace
+
+ModuleHandle Runtime::module_load(int, const std::string&) { no_modules("module_load"); }
+void Runtime::module_unload(ModuleHandle) { no_modules("module_unload"); }
+KernelHandle Runtime::module_kernel(ModuleHandle, const std::string&) {
+  no_modules("module_kernel");
+}
+void Runtime::module_launch(KernelHandle, const char*, Dim3, Dim3, size_t, StreamHandle, void**) {
+  no_modules("module_launch");
+}
+
 Runtime& runtime() {
   State& s = state();
   if (Runtime* r = s.published.load(std::memory_order_acquire)) return *r;

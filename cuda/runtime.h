@@ -39,6 +39,8 @@ const char* to_string(CopyKind kind);  // "HtoD", "DtoH", "DtoD" (as nsys prints
 
 using StreamHandle = void*;  // cudaStream_t on a GPU; sim::Stream* in the simulator
 using EventHandle = void*;   // cudaEvent_t on a GPU; sim::Event* in the simulator
+using ModuleHandle = void*;  // cudaLibrary_t: code loaded at run time (a GPU only)
+using KernelHandle = void*;  // cudaKernel_t: a kernel of a loaded module
 
 // Hardware limits a launch is checked against (cudaDeviceProp's names).
 struct DeviceProperties {
@@ -108,7 +110,27 @@ class Runtime {
                             StreamHandle stream) = 0;
   // memset on the device, queued on the stream (cudaMemsetAsync).
   virtual void memset_async(void* dst, int value, size_t nbytes, StreamHandle stream) = 0;
+
+  // ---- code built at run time (cudaLibraryLoadData, cudaLibraryGetKernel, cudaLaunchKernel)
+  // A module image (CUBIN or PTX, e.g. what NVRTC made of the compiler's generated kernels)
+  // is loaded through the runtime, never the driver API, so nothing links libcuda. Only a
+  // GPU runs one: the simulator runs kernels the host compiler built (cuda/launch.h), and
+  // these throw there.
+  virtual ModuleHandle module_load(int device, const std::string& image);
+  virtual void module_unload(ModuleHandle module);
+  virtual KernelHandle module_kernel(ModuleHandle module, const std::string& name);
+  // Queues `kernel` on the stream; args[i] points at the value of parameter i, as
+  // cudaLaunchKernel takes them. Validated like any launch (check_launch).
+  virtual void module_launch(KernelHandle kernel, const char* name, Dim3 grid, Dim3 block,
+                             size_t dynamic_shared_bytes, StreamHandle stream, void** args);
 };
+
+// Throws glass::Error, naming the kernel and the values, unless the launch fits the
+// device: every dimension >= 1, grid and block dims within max_grid_dim / max_block_dim,
+// at most max_threads_per_block threads, dynamic shared memory within
+// shared_mem_per_block. A pure function of its arguments.
+void check_launch(const DeviceProperties& props, const char* kernel, Dim3 grid, Dim3 block,
+                  size_t dynamic_shared_bytes);
 
 // The runtime serving kCUDA in this process, chosen on first use (see the top of this
 // file). Throws when there is none, with a message that says how to get one.

@@ -380,6 +380,40 @@ class GpuRuntime final : public Runtime {
           ", ", value, ", ", nbytes, " bytes, stream ", stream, ")");
   }
 
+  // ---- code built at run time: the runtime's library API (CUDA 12+), no driver API
+  ModuleHandle module_load(int device, const std::string& image) override {
+    check_device(device, "module_load");
+    DeviceScope scope(device);
+    cudaLibrary_t library = nullptr;
+    check(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+          device, "cudaLibraryLoadData(", image.size(), " bytes)");
+    return library;
+  }
+
+  void module_unload(ModuleHandle module) override {
+    check(cudaLibraryUnload(static_cast<cudaLibrary_t>(module)), kNoDevice, "cudaLibraryUnload(",
+          module, ")");
+  }
+
+  KernelHandle module_kernel(ModuleHandle module, const std::string& name) override {
+    cudaKernel_t kernel = nullptr;
+    check(cudaLibraryGetKernel(&kernel, static_cast<cudaLibrary_t>(module), name.c_str()),
+          kNoDevice, "cudaLibraryGetKernel(", name, ")");
+    return kernel;
+  }
+
+  void module_launch(KernelHandle kernel, const char* name, Dim3 grid, Dim3 block,
+                     size_t dynamic_shared_bytes, StreamHandle stream, void** args) override {
+    const int device = stream_device(stream);
+    check_launch(properties_[device], name, grid, block, dynamic_shared_bytes);
+    DeviceScope scope(device);
+    // A cudaKernel_t goes where cudaLaunchKernel takes a kernel's address (CUDA 12+).
+    check(cudaLaunchKernel(static_cast<const void*>(kernel), dim3(grid.x, grid.y, grid.z),
+                           dim3(block.x, block.y, block.z), args, dynamic_shared_bytes,
+                           as_stream(stream)),
+          device, "launch of kernel '", name, "'");
+  }
+
  private:
   void check_device(int device, const char* call) const {
     const int n = static_cast<int>(properties_.size());
