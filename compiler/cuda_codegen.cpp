@@ -205,14 +205,15 @@ void emit_kernel(std::ostringstream& src, const PointwiseProgram& p, int index) 
       "  int64_t i = int64_t(blockIdx.x) * (kThreads * kElementsPerThread) + threadIdx.x;\n"
       "  for (int k = 0; k < kElementsPerThread && i < n; ++k, i += kThreads) {\n";
   // Strided operands: byte offsets from TensorIterator's metadata.
-  src << "__global__ void " << name << "(int64_t n, Offsets<" << operands
+  // extern "C": the names NVRTC's module exports, and dlsym()-free in the simulator's build.
+  src << "extern \"C\" __global__ void " << name << "(int64_t n, Offsets<" << operands
       << "> calc, gptr<char> out";
   for (int k = 1; k < operands; ++k) src << ", gptr<const char> in" << k;
   src << ") {\n" << loop << "    int64_t off[" << operands << "];\n    calc.get(i, off);\n";
   emit_element(src, p, live, operand_of, false);
   src << "  }\n}\n";
   // Every operand one contiguous run: typed pointers, element i at index i.
-  src << "__global__ void " << name << "_flat(int64_t n, gptr<" << out_t << "> out";
+  src << "extern \"C\" __global__ void " << name << "_flat(int64_t n, gptr<" << out_t << "> out";
   for (int k : inputs) src << ", gptr<const " << c_type(p.inputs[k]) << "> in" << operand_of[k];
   src << ") {\n" << loop;
   emit_element(src, p, live, operand_of, true);
@@ -273,7 +274,7 @@ std::string emit_cuda(const std::vector<PointwiseProgram>& programs) {
          "// broadcast, coalesced shape (dim 0 innermost), as cuda/kernels/offset_calculator.cuh.\n"
          "template <int N>\n"
          "struct Offsets {\n"
-         "  int ndim = 0;\n"
+         "  int64_t ndim = 0;  // int64_t throughout: the host fills it as an array of int64_t\n"
          "  int64_t sizes[16] = {};\n"
          "  int64_t strides[16][N] = {};\n"
          "  __device__ void get(int64_t linear, int64_t (&off)[N]) const {\n"
@@ -287,7 +288,11 @@ std::string emit_cuda(const std::vector<PointwiseProgram>& programs) {
          "};\n";
   for (size_t i = 0; i < programs.size(); ++i) emit_kernel(src, programs[i], static_cast<int>(i));
   src << "\n}  // namespace glass::cuda::GLASS_KERNEL_NS::generated\n";
+  // The launchers are host code, for the simulator's build; NVRTC compiles device code only
+  // (on a GPU the compiler launches the kernels through the runtime, cuda_pointwise_run.cpp).
+  src << "\n#ifndef __CUDACC_RTC__\n";
   for (size_t i = 0; i < programs.size(); ++i) emit_launcher(src, programs[i], static_cast<int>(i));
+  src << "#endif  // !__CUDACC_RTC__\n";
   return src.str();
 }
 

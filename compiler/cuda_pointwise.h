@@ -19,8 +19,10 @@
 //     kernel's. The shared object reaches the simulator in the executable, so the
 //     executable must export its symbols (-rdynamic; glass_compiler adds it to whatever
 //     links it);
-//   * on a GPU, NVRTC would build it; that path is not written yet, and fused groups on a
-//     GPU run as eager ops (cuda_codegen_unavailable() says so).
+//   * on a GPU, NVRTC (nvrtc.h) compiles its device code into a CUBIN for the device's
+//     architecture, which the CUDA runtime loads (cuda/runtime.h, module_load; no link to
+//     libcuda), and the kernels are launched through the runtime with their arguments
+//     packed as cudaLaunchKernel takes them. CUBINs are cached in the process, not on disk.
 //
 // Invariant: each element of the output is written exactly once, by one thread, with the
 // value eager's ops would compute for it (up to the contraction of a multiply and an add).
@@ -45,23 +47,29 @@ namespace glass::compiler {
 // the output). Programs ending in a reduction are refused (eager's reduce kernel runs them).
 std::string emit_cuda(const std::vector<PointwiseProgram>& programs);
 
-// Why fused groups on kCUDA cannot be compiled in this process, or "" when they can: on the
-// simulated GPU it needs a host compiler, the project's headers (cuda/kernel.h) and an
-// executable that exports the simulator's symbols; on a GPU, NVRTC code generation is not
-// written yet.
+// Why fused groups on kCUDA cannot be compiled in this process, or "" when they can: both
+// need the project's headers (cuda/kernel.h); the simulated GPU also a host compiler and an
+// executable that exports the simulator's symbols, a GPU libnvrtc.
 std::string cuda_codegen_unavailable();
 
 // The folder holding cuda/kernel.h that generated kernels are compiled against:
 // $GLASS_INCLUDE_DIR, else this build's source tree, else the installed headers; "" if none.
 std::string kernel_include_dir();
 
-// A group compiled for the simulated GPU.
+// A module NVRTC built, loaded on a GPU. CUDA kernels stay loaded for the process: a queued
+// launch may outlive every CompiledCudaPointwise that could start one.
+struct GpuModule;
+
+// A group compiled for kCUDA: for the simulated GPU (a shared object's launcher) or for a GPU
+// (two kernels of a loaded module).
 class CompiledCudaPointwise {
  public:
   using Launch = void(int64_t n, int ndim, const int64_t* sizes, const int64_t* strides,
                       char* const* data, void* stream);
   CompiledCudaPointwise(PointwiseProgram program, std::shared_ptr<KernelLibrary> library,
                         const std::string& symbol);
+  CompiledCudaPointwise(PointwiseProgram program, std::shared_ptr<const GpuModule> module,
+                        int index);
   // Queues the kernel on the current stream of the inputs' device and returns the new
   // output; inputs as for CompiledPointwise (the program's dtypes), all on one CUDA device.
   Tensor operator()(TensorList inputs) const;
@@ -69,8 +77,11 @@ class CompiledCudaPointwise {
 
  private:
   PointwiseProgram program_;
-  std::shared_ptr<KernelLibrary> library_;
+  std::shared_ptr<KernelLibrary> library_;  // the simulated GPU's build
   Launch* launch_ = nullptr;
+  std::shared_ptr<const GpuModule> module_;  // a GPU's build
+  void* kernel_ = nullptr;                   // strided operands
+  void* flat_kernel_ = nullptr;              // every operand one contiguous run
   std::vector<int> live_inputs_;
 };
 

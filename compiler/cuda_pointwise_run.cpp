@@ -14,6 +14,7 @@
 
 #include "compiler/cuda_pointwise.h"
 #include "compiler/kernel_cache.h"
+#include "compiler/nvrtc.h"
 #include "compiler/pointwise_detail.h"
 #include "core/error.h"
 #include "core/grad_mode.h"
@@ -69,6 +70,21 @@ std::string header_fingerprint(const std::string& include_dir) {
   return known[include_dir] = deps.status == 0 ? all.str() : "unknown:" + deps.output;
 }
 
+// NVRTC's CUBIN for a source and architecture, compiled once per process.
+std::string nvrtc_cubin(const std::string& source, int major, int minor,
+                        const std::string& include_dir) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> built;
+  const std::string key = std::to_string(major) + "." + std::to_string(minor) + '\0' + source;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = built.find(key); it != built.end()) return it->second;
+  }
+  std::string cubin = nvrtc_compile(source, "glass_fused.cu", major, minor, include_dir);
+  std::lock_guard<std::mutex> lock(mutex);
+  return built.emplace(key, std::move(cubin)).first->second;
+}
+
 void check_inputs(const PointwiseProgram& p, TensorList inputs) {
   GLASS_CHECK(inputs.size() == p.inputs.size(), "compiled CUDA group: takes ", p.inputs.size(),
               " inputs, got ", inputs.size());
@@ -97,15 +113,13 @@ std::string kernel_include_dir() {
 }
 
 std::string cuda_codegen_unavailable() {
-  if (!cuda::is_simulated())
-    return "CUDA code generation for a GPU (NVRTC) is not written yet; fused groups on a GPU "
-           "run as eager ops";
-  if (!host_compiler().available())
-    return "no C++ compiler found (set GLASS_CXX) to build kernels for the simulated GPU";
   const std::string dir = kernel_include_dir();
   if (!has_kernel_header(dir))
     return "the project's headers (cuda/kernel.h) are not found; set GLASS_INCLUDE_DIR to the "
            "folder that holds cuda/ and core/";
+  if (!cuda::is_simulated()) return nvrtc_unavailable();
+  if (!host_compiler().available())
+    return "no C++ compiler found (set GLASS_CXX) to build kernels for the simulated GPU";
   // The kernel's shared object reaches the simulator (threadIdx, the launch queue) in the
   // executable: only an executable linked with -rdynamic exports them.
   if (::dlsym(RTLD_DEFAULT, "threadIdx") == nullptr)
@@ -113,6 +127,31 @@ std::string cuda_codegen_unavailable() {
            "it with -rdynamic (CMake: link glasstorch::glass_compiler, or set ENABLE_EXPORTS)";
   return "";
 }
+
+// A module NVRTC built, loaded through the runtime. Never unloaded: see keep_loaded.
+struct GpuModule {
+  cuda::ModuleHandle handle = nullptr;
+  GpuModule(int device, const std::string& cubin)
+      : handle(cuda::runtime().module_load(device, cubin)) {}
+  GpuModule(const GpuModule&) = delete;
+  GpuModule& operator=(const GpuModule&) = delete;
+};
+
+namespace {
+
+// A launch returns before its kernel runs, and the kernel's code lives in the shared object
+// (or module) that was loaded for it: unloading it when the last CompiledCudaPointwise goes
+// would pull the code from under a queued launch. So CUDA kernels stay loaded for the
+// process's life (as Inductor's do); they are small, and each source is built once.
+template <class T>
+void keep_loaded(const std::shared_ptr<T>& loaded) {
+  static std::mutex mutex;
+  static std::vector<std::shared_ptr<const void>> kept;
+  std::lock_guard<std::mutex> lock(mutex);
+  kept.push_back(loaded);
+}
+
+}  // namespace
 
 CompiledCudaPointwise::CompiledCudaPointwise(PointwiseProgram program,
                                              std::shared_ptr<KernelLibrary> library,
@@ -122,10 +161,20 @@ CompiledCudaPointwise::CompiledCudaPointwise(PointwiseProgram program,
   live_inputs_ = program_.live_inputs();
 }
 
+CompiledCudaPointwise::CompiledCudaPointwise(PointwiseProgram program,
+                                             std::shared_ptr<const GpuModule> module, int index)
+    : program_(std::move(program)), module_(std::move(module)) {
+  const std::string name = "glass_cuda_kernel_" + std::to_string(index);
+  kernel_ = cuda::runtime().module_kernel(module_->handle, name);
+  flat_kernel_ = cuda::runtime().module_kernel(module_->handle, name + "_flat");
+  live_inputs_ = program_.live_inputs();
+}
+
 Tensor CompiledCudaPointwise::operator()(TensorList inputs) const {
   check_inputs(program_, inputs);
-  GLASS_CHECK(cuda::is_simulated(), "compiled CUDA group: it was built for the simulated GPU, ",
-              "but kCUDA is served by a GPU now");
+  GLASS_CHECK(cuda::is_simulated() == (module_ == nullptr), "compiled CUDA group: it was built ",
+              "for ", module_ ? "a GPU" : "the simulated GPU", ", but kCUDA is served by ",
+              cuda::is_simulated() ? "the simulated GPU" : "a GPU", " now");
   TensorIteratorConfig config("fused");
   config.add_output(Tensor());
   for (int k : live_inputs_) config.add_const_input(inputs[k]);
@@ -151,7 +200,27 @@ Tensor CompiledCudaPointwise::operator()(TensorList inputs) const {
     for (int k = 0; k < operands; ++k) strides[d * operands + k] = iter.strides(k)[d];
   const cuda::CUDAStream stream =
       cuda::getCurrentCUDAStream(static_cast<cuda::DeviceIndex>(iter.device().index()));
-  launch_(n, flat ? -1 : ndim, sizes.data(), strides.data(), data.data(), stream.stream());
+  if (launch_) {
+    launch_(n, flat ? -1 : ndim, sizes.data(), strides.data(), data.data(), stream.stream());
+    return iter.output(0);
+  }
+  // A GPU: the parameters as cudaLaunchKernel takes them, a pointer to each value. The
+  // strided kernel's Offsets<N> is int64_t throughout: ndim, sizes[16], strides[16][N].
+  int64_t count = n;
+  std::vector<int64_t> offsets(static_cast<size_t>(1 + 16 + 16 * operands), 0);
+  offsets[0] = ndim;
+  for (int d = 0; d < ndim; ++d) {
+    offsets[1 + d] = sizes[d];
+    for (int k = 0; k < operands; ++k) offsets[17 + d * operands + k] = strides[d * operands + k];
+  }
+  std::vector<void*> args = {&count};
+  if (!flat) args.push_back(offsets.data());
+  for (int k = 0; k < operands; ++k) args.push_back(&data[k]);
+  constexpr int64_t kThreads = 128, kPerBlock = 128 * 16;  // as the generated source's
+  const cuda::Dim3 grid(static_cast<unsigned>((n + kPerBlock - 1) / kPerBlock));
+  cuda::runtime().module_launch(flat ? flat_kernel_ : kernel_, "fused", grid,
+                                cuda::Dim3(static_cast<unsigned>(kThreads)), 0, stream.stream(),
+                                args.data());
   return iter.output(0);
 }
 
@@ -163,9 +232,20 @@ std::vector<CompiledCudaPointwise> compile_cuda_pointwise(
   if (const char* debug = std::getenv("GLASS_COMPILE_DEBUG"); debug && std::string(debug) == "1")
     std::fprintf(stderr, "[glass compile] generated CUDA:\n%s\n", source.c_str());
   const std::string dir = kernel_include_dir();
+  std::vector<CompiledCudaPointwise> compiled;
+  if (!cuda::is_simulated()) {
+    const int device = cuda::current_device();
+    const cuda::DeviceProperties& props = cuda::runtime().properties(device);
+    auto module = std::make_shared<const GpuModule>(
+        device, nvrtc_cubin(source, props.major, props.minor, dir));
+    keep_loaded(module);
+    for (size_t i = 0; i < programs.size(); ++i)
+      compiled.emplace_back(programs[i], module, static_cast<int>(i));
+    return compiled;
+  }
   std::shared_ptr<KernelLibrary> library =
       load_or_compile(source, sim_flags(dir), header_fingerprint(dir));
-  std::vector<CompiledCudaPointwise> compiled;
+  keep_loaded(library);
   for (size_t i = 0; i < programs.size(); ++i)
     compiled.emplace_back(programs[i], library, "glass_cuda_launch_" + std::to_string(i));
   return compiled;

@@ -14,6 +14,7 @@
 #include "compiler/compile.h"
 #include "compiler/cuda_pointwise.h"
 #include "compiler/kernel_cache.h"
+#include "compiler/nvrtc.h"
 #include "compiler/pointwise_testing.h"
 #include "core/generator.h"
 #include "core/grad_mode.h"
@@ -218,6 +219,16 @@ TEST_F(CudaCompile, GradientsThroughACompiledCudaFunctionEqualEager) {
   EXPECT_EQ(close(b.grad().cpu(), eb.grad().cpu(), 1e-6, 1e-7), "");
 }
 
+// A launch returns before its kernel runs: the kernel's code must stay loaded after the last
+// CompiledCudaPointwise is gone (here a temporary, gone before the kernel has run).
+TEST_F(CudaCompile, AQueuedLaunchOutlivesTheCompiledGroup) {
+  Generator gen = make_generator(Device(kCPU), 11);
+  const Tensor a = randn({1 << 18}, gen), b = randn({1 << 18}, gen);
+  const Tensor got = compile_cuda_pointwise({seed_chain(kFloat)})[0]({dev(a), dev(b)});
+  forget_loaded_kernels();
+  EXPECT_EQ(close(got.cpu(), ((a * b + a) * 0.5 - b).relu().sigmoid(), 1e-6, 1e-7), "");
+}
+
 // The headers a kernel includes are part of its cache key: a kernel built against an edited
 // pointwise_ops.cuh is built anew, never taken from the cache of the unedited one.
 TEST_F(CudaCompile, AnEditedHeaderIsANewCacheKey) {
@@ -278,6 +289,71 @@ TEST_F(CudaCompile, WithoutTheHeadersAGroupRunsAsEagerOpsWithOneWarning) {
       << err;
   EXPECT_EQ(f.variants().at(0).fused_groups, 1);
   EXPECT_EQ(close(got.cpu(), tensor({0.0f, 1.5f, 7.0f}), 0, 0), "");
+}
+
+// The GPU's half: the same source, compiled by NVRTC for sm_90. NVRTC needs no GPU to compile,
+// so this runs wherever libnvrtc is installed (the launch itself needs a GPU: the next test).
+TEST(CudaCompileNvrtc, GeneratedSourceCompilesToACubinForSm90) {
+  if (const std::string why = nvrtc_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const std::string include_dir = kernel_include_dir();
+  ASSERT_FALSE(include_dir.empty());
+  std::mt19937 rng(2028);
+  std::vector<PointwiseProgram> programs = {seed_chain(kFloat), seed_chain(kDouble)};
+  for (int i = 0; i < 20; ++i)
+    programs.push_back(
+        random_program(rng, i % 2 ? kDouble : kFloat, 1 + static_cast<int>(rng() % 3)));
+  PointwiseProgram mixed;  // integers, bools, infinities, where and clamp
+  const int i = mixed.input(0, kLong), f = mixed.input(1, kFloat);
+  const int c = mixed.clamp(mixed.binary(BinaryOp::Pow, i, mixed.scalar(2)), Scalar(-4), Scalar(9));
+  const int w =
+      mixed.where(mixed.binary(BinaryOp::LogicalOr, mixed.binary(BinaryOp::Gt, c, mixed.scalar(3)),
+                               mixed.binary(BinaryOp::Ne, f, f)),
+                  f, mixed.scalar(-std::numeric_limits<double>::infinity()));
+  mixed.set_output(mixed.binary(BinaryOp::Maximum, w, mixed.unary(UnaryOp::Sign, f)));
+  programs.push_back(mixed);
+  const std::string source = emit_cuda(programs);
+  const std::string cubin = nvrtc_compile(source, "fused.cu", 9, 0, include_dir);
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f"
+                                            "ELF",
+                                            4));  // a CUBIN is an ELF image
+  // Every group's two kernels are in it, by their extern "C" names.
+  for (size_t k = 0; k < programs.size(); ++k) {
+    const std::string name = "glass_cuda_kernel_" + std::to_string(k);
+    EXPECT_NE(cubin.find(name + "_flat"), std::string::npos) << name;
+  }
+  // A source NVRTC rejects is an error with its log and the numbered source.
+  try {
+    nvrtc_compile("extern \"C\" __global__ void k() { undeclared(); }", "bad.cu", 9, 0,
+                  include_dir);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("did not compile for sm_90"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("undeclared"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("1 | extern"), std::string::npos) << msg;
+  }
+}
+
+// On a real GPU (GLASS_CUDA=gpu, scripts/gpu_check.sh): a compiled chain runs as one NVRTC
+// kernel loaded through the runtime, equal to eager on the GPU and on the CPU.
+TEST(CudaCompileGpu, AFusedChainOnAGpuEqualsEager) {
+  const char* want = std::getenv("GLASS_CUDA");
+  if (!want || std::string(want) != "gpu" || !cuda::is_available() || cuda::is_simulated())
+    GTEST_SKIP() << "needs a GPU (GLASS_CUDA=gpu)";
+  if (const std::string why = cuda_codegen_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  Generator gen = make_generator(Device(kCPU), 4);
+  const Tensor a = randn({1000, 33}, gen), b = randn({33}, gen);
+  const auto kernels = compile_cuda_pointwise({seed_chain(kFloat)});
+  const Tensor got = kernels[0]({dev(a), dev(b)});  // broadcast: strided
+  const Tensor flat = kernels[0]({dev(a), dev(b.expand({1000, 33}).contiguous())});
+  const Tensor want_cpu = ((a * b + a) * 0.5 - b).relu().sigmoid();
+  EXPECT_EQ(close(got.cpu(), want_cpu, 1e-5, 1e-6), "");
+  EXPECT_EQ(close(flat.cpu(), want_cpu, 1e-5, 1e-6), "");
+  auto f = glass::compile([](const Tensor& x, const Tensor& y) { return (x * y + 1).tanh(); });
+  NoGradGuard no_grad;
+  f(dev(a), dev(b));
+  EXPECT_EQ(close(f(dev(a), dev(b)).cpu(), (a * b + 1).tanh(), 1e-5, 1e-6), "");
 }
 
 }  // namespace
