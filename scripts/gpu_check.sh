@@ -16,10 +16,11 @@
 #      cmake --build build-gpu -j2 --target cuda_gpu_tests cuda_sim_tests cuda_exec_tests \
 #        cuda_alloc_tests cuda_backend_tests cuda_train_tests cuda_suites_tests bench_cuda \
 #        bench_cuda_kernels bench_cuda_gemm bench_cuda_train bench_cuda_sim_ladder \
-#        bench_cuda_sim_sync bench_cuda_sim_watch
+#        bench_cuda_sim_sync bench_cuda_sim_watch compiler_tests
 #      scripts/gpu_check.sh pack build-gpu build-gpu-pack
 #
-#    `pack` takes every cuda_*_tests and bench_cuda* binary it finds in the build folder.
+#    `pack` takes every cuda_*_tests and bench_cuda* binary it finds in the build folder,
+#    and compiler_tests with libnvrtc (opened with dlopen, so ldd misses it) for its GPU half.
 #    The benchmarks' rows, each against its reference in the same run: bench_cuda_kernels
 #    (c = a + b vs a copy kernel, sum vs CUB, online vs three-pass softmax: the vs_* counters),
 #    bench_cuda_gemm (each rung and cuBLAS at 4096, FLOP/s), bench_cuda_train (a training
@@ -71,7 +72,8 @@ pack() {
   rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
   local bins
   mapfile -t bins < <(find "$build" -type f -perm -u+x \
-    \( -name 'cuda_*_tests' -o -name 'bench_cuda*' \) -not -path '*/CMakeFiles/*' | sort)
+    \( -name 'cuda_*_tests' -o -name 'bench_cuda*' -o -name compiler_tests \) \
+    -not -path '*/CMakeFiles/*' | sort)
   if ((${#bins[@]} == 0)); then
     echo "pack: no cuda_*_tests or bench_cuda* binaries under $build; build them first" >&2
     exit 1
@@ -86,6 +88,16 @@ pack() {
     cp "$b" "$out/bin/" && strip --strip-unneeded "$out/bin/$(basename "$b")"
     while read -r lib; do cp -nL "$lib" "$out/lib/"; done < <(non_system_libs "$b")
   done
+  # NVRTC, which compiler_tests' GPU tests compile generated kernels with: opened with
+  # dlopen, so ldd does not list it; libnvrtc loads its builtins library the same way.
+  local nvrtc
+  nvrtc=$(find "${CUDA_HOME:-/usr/local/cuda}/lib64/" -maxdepth 1 -name 'libnvrtc.so.[0-9]*' \
+    -not -name '*alt*' 2>/dev/null | sort | head -1)
+  if [[ -n $nvrtc ]]; then
+    cp -L "$nvrtc" "$out/lib/"
+    find "$(dirname "$nvrtc")" -maxdepth 1 -name 'libnvrtc-builtins.so.[0-9]*' -not -name '*alt*' \
+      -exec cp -L {} "$out/lib/" \;
+  fi
   {
     echo "commit:   $(git -C "$(dirname "$0")/.." rev-parse --short HEAD 2>/dev/null || echo '?')" \
       "$(git -C "$(dirname "$0")/.." status --porcelain 2>/dev/null | grep -q . && echo '(+ uncommitted changes)')"
@@ -162,7 +174,13 @@ run_tests() {
   local bin=$1 name log
   name=$(basename "$bin")
   log="$LOGS/$name.log"
-  timed "$TEST_CAP_S" "$log" env GLASS_CUDA="$MODE" GLASS_SIM_CHECK=1 "$bin" --gtest_brief=1
+  # compiler_tests: only its GPU half (NVRTC, and the launch on a GPU), against the headers
+  # of the carried working tree (generated kernels include cuda/kernel.h).
+  local extra=()
+  [[ $name == compiler_tests ]] &&
+    extra=(--gtest_filter='CudaCompileNvrtc.*:CudaCompileGpu.*')
+  timed "$TEST_CAP_S" "$log" env GLASS_CUDA="$MODE" GLASS_SIM_CHECK=1 \
+    GLASS_INCLUDE_DIR="$(cd "$(dirname "$0")/.." && pwd)" "$bin" --gtest_brief=1 "${extra[@]}"
   # --gtest_brief prints a line per failed test and the PASSED/SKIPPED totals.
   local passed skipped failures failed
   passed=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$' || true)
