@@ -13,34 +13,8 @@
 #include "core/error.h"
 
 namespace glass::compiler {
-namespace {
 
-using detail::c_type;
-using detail::compute_dtype;
-using detail::is_comparison_op;
-using detail::Kind;
-using detail::live_steps;
-using detail::Step;
-
-// formulas::<name>, in pointwise_formulas.h's spelling (UnaryOp's and BinaryOp's names).
-std::string formula(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::GeluTanh: return "gelu_tanh";
-    default: return glass::to_string(op);
-  }
-}
-
-const char* comparison_operator(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Eq: return "==";
-    case BinaryOp::Ne: return "!=";
-    case BinaryOp::Lt: return "<";
-    case BinaryOp::Le: return "<=";
-    case BinaryOp::Gt: return ">";
-    case BinaryOp::Ge: return ">=";
-    default: return "";
-  }
-}
+namespace detail {
 
 // A literal that converts to exactly `v`: hexadecimal floating point is exact, and the
 // values %a cannot spell (inf, nan) are named.
@@ -70,6 +44,39 @@ std::string operand(const PointwiseProgram& p, int i, ScalarType to) {
   const std::string v = "v" + std::to_string(i);
   if (s.dtype == to) return v;
   return std::string("static_cast<") + c_type(to) + ">(" + v + ")";
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::c_type;
+using detail::compute_dtype;
+using detail::is_comparison_op;
+using detail::Kind;
+using detail::literal;
+using detail::live_steps;
+using detail::operand;
+using detail::Step;
+
+// formulas::<name>, in pointwise_formulas.h's spelling (UnaryOp's and BinaryOp's names).
+std::string formula(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::GeluTanh: return "gelu_tanh";
+    default: return glass::to_string(op);
+  }
+}
+
+const char* comparison_operator(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Eq: return "==";
+    case BinaryOp::Ne: return "!=";
+    case BinaryOp::Lt: return "<";
+    case BinaryOp::Le: return "<=";
+    case BinaryOp::Gt: return ">";
+    case BinaryOp::Ge: return ">=";
+    default: return "";
+  }
 }
 
 // `const T vI = <expression>;` for step i (inputs are loaded by the caller).

@@ -2,9 +2,6 @@
 // Invariant: every expression is a call of the device functor eager's CUDA kernel uses for
 // that op (cuda/kernels/pointwise_ops.cuh), with the casts eager's TensorIterator would
 // make, and every global access goes through a gptr, so the simulator sees all of them.
-#include <cmath>
-#include <cstdio>
-#include <limits>
 #include <sstream>
 
 #include "compiler/cuda_pointwise.h"
@@ -18,38 +15,15 @@ using detail::c_type;
 using detail::compute_dtype;
 using detail::is_comparison_op;
 using detail::Kind;
+using detail::literal;
 using detail::live_steps;
+using detail::operand;
 using detail::Step;
 
 // The eager kernel's launch shape (cuda/kernels/elementwise.cuh): 128 threads a block, 16
 // elements a thread, 128 apart, so a warp's 32 threads touch 32 neighbours at once.
 constexpr int kThreads = 128;
 constexpr int kElementsPerThread = 16;
-
-std::string literal(const Scalar& v) {
-  if (v.is_floating_point()) {
-    const double d = v.toDouble();
-    if (std::isnan(d)) return "::std::numeric_limits<double>::quiet_NaN()";
-    if (std::isinf(d))
-      return d > 0 ? "::std::numeric_limits<double>::infinity()"
-                   : "(-::std::numeric_limits<double>::infinity())";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%a", d);  // hexadecimal: exact
-    return buf;
-  }
-  const int64_t i = v.toLong();
-  if (i == std::numeric_limits<int64_t>::min()) return "(-INT64_C(9223372036854775807) - 1)";
-  return "INT64_C(" + std::to_string(i) + ")";
-}
-
-// Step i's value converted to `to`, as TensorIterator converts an operand.
-std::string operand(const PointwiseProgram& p, int i, ScalarType to) {
-  const Step& s = p.steps[i];
-  if (s.kind == Kind::Scalar)
-    return std::string("static_cast<") + c_type(to) + ">(" + literal(s.value) + ")";
-  const std::string v = "v" + std::to_string(i);
-  return s.dtype == to ? v : std::string("static_cast<") + c_type(to) + ">(" + v + ")";
-}
 
 // The functor launch_unary (cuda/kernels/pointwise.cu) picks for `op` on values of type t.
 std::string unary_functor(UnaryOp op, ScalarType t) {

@@ -86,12 +86,8 @@ std::string nvrtc_cubin(const std::string& source, int major, int minor,
 }
 
 void check_inputs(const PointwiseProgram& p, TensorList inputs) {
-  GLASS_CHECK(inputs.size() == p.inputs.size(), "compiled CUDA group: takes ", p.inputs.size(),
-              " inputs, got ", inputs.size());
+  detail::check_call(p, inputs, "compiled CUDA group");
   for (size_t k = 0; k < inputs.size(); ++k) {
-    GLASS_CHECK(inputs[k].defined(), "compiled CUDA group: input ", k, " is undefined");
-    GLASS_CHECK(inputs[k].dtype() == p.inputs[k], "compiled CUDA group: input ", k, " must be ",
-                dtype_name(p.inputs[k]), ", got ", dtype_name(inputs[k].dtype()));
     GLASS_CHECK(inputs[k].device().is_cuda(), "compiled CUDA group: input ", k, " is on ",
                 inputs[k].device(), "; this kernel was compiled for kCUDA");
     GLASS_CHECK(inputs[k].device() == inputs[0].device(), "compiled CUDA group: input ", k,

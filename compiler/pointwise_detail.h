@@ -3,6 +3,7 @@
 // (pointwise_run.cpp). Private to compiler/.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "compiler/pointwise.h"
@@ -30,5 +31,16 @@ ScalarType compute_dtype(const PointwiseProgram& p, const Step& s);
 
 // Which steps the output depends on (an input the output ignores is not even read).
 std::vector<bool> live_steps(const PointwiseProgram& p);
+
+// What the C++ and CUDA generators share (cpp_codegen.cpp): a C++ literal that converts to
+// exactly `v` (hexadecimal floating point; inf and NaN named), and step i's value converted
+// to `to`, as TensorIterator converts an operand (a number becomes a literal of that type).
+std::string literal(double v);
+std::string literal(const Scalar& v);
+std::string operand(const PointwiseProgram& p, int i, ScalarType to);
+
+// Checks a call against the program it was built for: the input count, each input's dtype
+// and 0-dim-ness (pointwise_run.cpp). `who` names the caller in the messages.
+void check_call(const PointwiseProgram& p, TensorList inputs, const char* who);
 
 }  // namespace glass::compiler::detail

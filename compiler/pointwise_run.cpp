@@ -23,12 +23,11 @@
 
 namespace glass::compiler {
 
+using detail::check_call;
 using detail::Kind;
 using detail::Step;
 
-namespace {
-
-void check_call(const PointwiseProgram& p, TensorList inputs, const char* who) {
+void detail::check_call(const PointwiseProgram& p, TensorList inputs, const char* who) {
   GLASS_CHECK(p.output >= 0, who, ": the program has no output");
   GLASS_CHECK(inputs.size() == p.inputs.size(), who, ": the group takes ", p.inputs.size(),
               " inputs, got ", inputs.size());
@@ -42,8 +41,6 @@ void check_call(const PointwiseProgram& p, TensorList inputs, const char* who) {
                 "program for it)");
   }
 }
-
-}  // namespace
 
 CompiledPointwise::CompiledPointwise(PointwiseProgram program,
                                      std::shared_ptr<KernelLibrary> library,

@@ -113,16 +113,7 @@ TEST_F(CudaCompile, RandomGroupsOnBroadcastAndTransposedInputsEqualEagerOnTheDev
     const ScalarType dtype = i % 2 ? kDouble : kFloat;
     const int n_inputs = 1 + static_cast<int>(rng() % 3);
     programs.push_back(random_program(rng, dtype, n_inputs));
-    std::vector<Tensor> xs;
-    for (int k = 0; k < n_inputs; ++k) {
-      switch (rng() % 4) {
-        case 0: xs.push_back(dev(randn({3, 8}, gen).to(dtype))); break;
-        case 1: xs.push_back(dev(randn({8}, gen).to(dtype))); break;         // broadcast rows
-        case 2: xs.push_back(dev(randn({8, 3}, gen).to(dtype)).t()); break;  // transposed
-        default: xs.push_back(dev(randn({3, 1}, gen).to(dtype))); break;     // broadcast columns
-      }
-    }
-    inputs.push_back(xs);
+    inputs.push_back(random_inputs(rng, gen, n_inputs, dtype, Device(kCUDA, 0)));
   }
   const std::vector<CompiledCudaPointwise> compiled = compile_cuda_pointwise(programs);
   for (size_t i = 0; i < programs.size(); ++i) {

@@ -205,16 +205,7 @@ TEST_F(Pointwise, HundredsOfRandomGroupsCompiledInOneBatchEqualEagerMode) {
     const ScalarType dtype = i % 2 ? kDouble : kFloat;
     const int n_inputs = 1 + static_cast<int>(rng() % 3);
     programs.push_back(random_program(rng, dtype, n_inputs));
-    std::vector<Tensor> xs;
-    for (int k = 0; k < n_inputs; ++k) {
-      switch (rng() % 4) {
-        case 0: xs.push_back(randn({3, 8}, gen).to(dtype)); break;
-        case 1: xs.push_back(randn({8}, gen).to(dtype)); break;         // broadcast rows
-        case 2: xs.push_back(randn({8, 3}, gen).to(dtype).t()); break;  // transposed
-        default: xs.push_back(randn({3, 1}, gen).to(dtype)); break;     // broadcast columns
-      }
-    }
-    inputs.push_back(xs);
+    inputs.push_back(random_inputs(rng, gen, n_inputs, dtype, Device(kCPU)));
   }
   const std::vector<CompiledPointwise> compiled = compile_pointwise(programs);
   int bitwise = 0;

@@ -6,8 +6,11 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "compiler/pointwise.h"
+#include "core/generator.h"
+#include "core/ops/random.h"
 #include "core/tensor.h"
 
 namespace glass::compiler {
@@ -68,6 +71,22 @@ inline PointwiseProgram random_program(std::mt19937& rng, ScalarType dtype, int 
   }
   p.set_output(values.back());
   return p;
+}
+
+// Inputs for a random program: each of shape [3, 8], a broadcast row [8], a transposed
+// [8, 3] (so not contiguous), or a broadcast column [3, 1], on `device`.
+inline std::vector<Tensor> random_inputs(std::mt19937& rng, Generator& gen, int n_inputs,
+                                         ScalarType dtype, Device device) {
+  std::vector<Tensor> xs;
+  for (int k = 0; k < n_inputs; ++k) {
+    switch (rng() % 4) {
+      case 0: xs.push_back(randn({3, 8}, gen).to(dtype).to(device)); break;
+      case 1: xs.push_back(randn({8}, gen).to(dtype).to(device)); break;
+      case 2: xs.push_back(randn({8, 3}, gen).to(dtype).to(device).t()); break;
+      default: xs.push_back(randn({3, 1}, gen).to(dtype).to(device)); break;
+    }
+  }
+  return xs;
 }
 
 }  // namespace glass::compiler
