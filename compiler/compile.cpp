@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "compiler/autograd_node.h"
@@ -152,8 +153,8 @@ struct CompiledFunction::Variant {
   };
   std::vector<Step> steps;
   std::vector<FusionGroup> groups;
-  // One per group: its compiled kernel (C++ on the CPU, CUDA on the simulated GPU), or empty
-  // where none could be built (no compiler; a GPU): then the group is interpreted.
+  // One per group: its compiled kernel (C++ on the CPU, CUDA on a CUDA device), or empty where
+  // none could be built (no compiler, no NVRTC): then the group is interpreted.
   std::vector<std::function<Tensor(TensorList)>> kernels;
   VariantInfo info;
 
@@ -206,49 +207,58 @@ struct CompiledFunction::Variant {
 
 namespace {
 
-// Builds each group's kernel: the CPU groups in one C++ shared object, the CUDA groups in one
-// CUDA source (for the simulated GPU). A group whose kind cannot be built here keeps an empty
-// kernel (interpreted with eager ops), with one warning per process saying why.
+// Builds each group's kernel: the CPU groups in one C++ shared object, each CUDA device's
+// groups in one CUDA source. A group that cannot be built here keeps an empty kernel
+// (interpreted with eager ops), with one warning per process saying why.
 void compile_groups(const std::vector<FusionGroup>& groups,
                     std::vector<std::function<Tensor(TensorList)>>& kernels,
                     std::vector<std::string>& sources) {
-  std::vector<PointwiseProgram> cpu, gpu;
-  std::vector<size_t> cpu_index, gpu_index;
+  // One batch (one compiler run) per device: the CPU's, and each CUDA device's, since a GPU's
+  // kernels are compiled for its own architecture.
+  std::map<int, std::vector<size_t>> cpu, cuda;  // device index -> groups
   for (size_t k = 0; k < groups.size(); ++k) {
-    const bool on_cuda = groups[k].device.is_cuda();
-    sources.push_back(on_cuda ? emit_cuda({groups[k].program}) : emit_cpp(groups[k].program));
-    (on_cuda ? gpu : cpu).push_back(groups[k].program);
-    (on_cuda ? gpu_index : cpu_index).push_back(k);
+    const Device device = groups[k].device;
+    sources.push_back(device.is_cuda() ? emit_cuda({groups[k].program})
+                                       : emit_cpp(groups[k].program));
+    (device.is_cuda() ? cuda : cpu)[device.index()].push_back(k);
   }
-  if (!cpu.empty()) {
-    if (host_compiler().available()) {
-      std::vector<CompiledPointwise> built = compile_pointwise(cpu);
-      for (size_t j = 0; j < built.size(); ++j)
-        kernels[cpu_index[j]] = [kernel = std::move(built[j])](TensorList in) {
-          return kernel(in);
-        };
-    } else {
+  const auto programs_of = [&](const std::vector<size_t>& which) {
+    std::vector<PointwiseProgram> programs;
+    for (size_t k : which) programs.push_back(groups[k].program);
+    return programs;
+  };
+  for (const auto& [index, which] : cpu) {
+    if (!host_compiler().available()) {
       static std::once_flag warned;
       std::call_once(warned, [] {
         std::cerr << "glass::compile: no C++ compiler found (set GLASS_CXX); fused groups are "
                      "interpreted with eager ops\n";
       });
+      break;
     }
+    std::vector<CompiledPointwise> built = compile_pointwise(programs_of(which));
+    for (size_t j = 0; j < built.size(); ++j)
+      kernels[which[j]] = [kernel = std::move(built[j])](TensorList in) { return kernel(in); };
   }
-  if (!gpu.empty()) {
-    if (const std::string why = cuda_codegen_unavailable(); why.empty()) {
-      std::vector<CompiledCudaPointwise> built = compile_cuda_pointwise(gpu);
-      for (size_t j = 0; j < built.size(); ++j)
-        kernels[gpu_index[j]] = [kernel = std::move(built[j])](TensorList in) {
-          return kernel(in);
-        };
-    } else {
-      static std::once_flag warned;
-      std::call_once(warned, [why] {
-        std::cerr << "glass::compile: fused groups on CUDA tensors run as eager ops: " << why
-                  << "\n";
-      });
+  for (const auto& [index, which] : cuda) {
+    // A group that cannot be built runs as eager ops, with one message per process: the CUDA
+    // path depends on more of the machine (headers, NVRTC, a GPU's architecture) than the C++.
+    std::string why = cuda_codegen_unavailable();
+    if (why.empty()) {
+      try {
+        std::vector<CompiledCudaPointwise> built =
+            compile_cuda_pointwise(programs_of(which), Device(kCUDA, index));
+        for (size_t j = 0; j < built.size(); ++j)
+          kernels[which[j]] = [kernel = std::move(built[j])](TensorList in) { return kernel(in); };
+        continue;
+      } catch (const Error& e) {
+        why = e.what();
+      }
     }
+    static std::once_flag warned;
+    std::call_once(warned, [why] {
+      std::cerr << "glass::compile: fused groups on CUDA tensors run as eager ops: " << why << "\n";
+    });
   }
 }
 

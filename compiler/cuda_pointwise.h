@@ -2,8 +2,8 @@
 // generator writes, and the group compiled and run on kCUDA.
 //
 // The same PointwiseProgram that becomes a C++ loop on the CPU (pointwise.h) becomes a
-// CUDA kernel for CUDA tensors: one thread per element (16 elements per thread, 128
-// apart, as the eager elementwise kernels of cuda/kernels/elementwise.cuh), each element
+// CUDA kernel for CUDA tensors: each thread computes 16 elements, 128 apart (as the eager
+// elementwise kernels of cuda/kernels/elementwise.cuh), each element
 // computed with the device functors eager's CUDA kernels use (cuda/kernels/pointwise_ops.cuh),
 // so a fused group agrees with eager CUDA as the CPU's agrees with eager CPU.
 //
@@ -30,6 +30,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/pointwise.h"
@@ -52,9 +53,14 @@ std::string emit_cuda(const std::vector<PointwiseProgram>& programs);
 // executable that exports the simulator's symbols, a GPU libnvrtc.
 std::string cuda_codegen_unavailable();
 
-// The folder holding cuda/kernel.h that generated kernels are compiled against:
-// $GLASS_INCLUDE_DIR, else this build's source tree, else the installed headers; "" if none.
+// The folder holding cuda/kernel.h that generated kernels are compiled against: the headers
+// this library was built with (kernel_headers(), embedded at build time), written under the
+// kernel cache in a folder named by their hash; or $GLASS_INCLUDE_DIR, where set (a
+// developer's override: kernels built against other headers than the executable's).
 std::string kernel_include_dir();
+// The embedded headers: (path relative to the include folder, contents), those cuda/kernel.h
+// and cuda/kernels/pointwise_ops.cuh reach (compiler/CMakeLists.txt).
+const std::vector<std::pair<std::string, std::string>>& kernel_headers();
 
 // A module NVRTC built, loaded on a GPU. CUDA kernels stay loaded for the process: a queued
 // launch may outlive every CompiledCudaPointwise that could start one.
@@ -82,12 +88,16 @@ class CompiledCudaPointwise {
   std::shared_ptr<const GpuModule> module_;  // a GPU's build
   void* kernel_ = nullptr;                   // strided operands
   void* flat_kernel_ = nullptr;              // every operand one contiguous run
+  std::string kernel_name_;                  // for launch errors
   std::vector<int> live_inputs_;
 };
 
-// Generates, compiles (or loads from the cache) and binds all groups in one shared object.
+// Generates, compiles (or loads from the cache) and binds all groups in one shared object
+// (the simulated GPU) or one module (a GPU).
 // Throws glass::Error with cuda_codegen_unavailable()'s reason when it cannot.
+// `device`: where the kernels will run (a GPU's architecture decides its CUBIN); index -1
+// is the current device.
 std::vector<CompiledCudaPointwise> compile_cuda_pointwise(
-    const std::vector<PointwiseProgram>& programs);
+    const std::vector<PointwiseProgram>& programs, Device device = Device(kCUDA, -1));
 
 }  // namespace glass::compiler

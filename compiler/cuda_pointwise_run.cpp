@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -21,13 +22,6 @@
 #include "core/tensor_iterator.h"
 #include "cuda/runtime.h"
 #include "cuda/stream.h"
-
-#ifndef GLASS_SOURCE_DIR
-#define GLASS_SOURCE_DIR ""
-#endif
-#ifndef GLASS_INSTALL_INCLUDE_DIR
-#define GLASS_INSTALL_INCLUDE_DIR ""
-#endif
 
 namespace glass::compiler {
 namespace {
@@ -70,21 +64,6 @@ std::string header_fingerprint(const std::string& include_dir) {
   return known[include_dir] = deps.status == 0 ? all.str() : "unknown:" + deps.output;
 }
 
-// NVRTC's CUBIN for a source and architecture, compiled once per process.
-std::string nvrtc_cubin(const std::string& source, int major, int minor,
-                        const std::string& include_dir) {
-  static std::mutex mutex;
-  static std::map<std::string, std::string> built;
-  const std::string key = std::to_string(major) + "." + std::to_string(minor) + '\0' + source;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = built.find(key); it != built.end()) return it->second;
-  }
-  std::string cubin = nvrtc_compile(source, "glass_fused.cu", major, minor, include_dir);
-  std::lock_guard<std::mutex> lock(mutex);
-  return built.emplace(key, std::move(cubin)).first->second;
-}
-
 void check_inputs(const PointwiseProgram& p, TensorList inputs) {
   detail::check_call(p, inputs, "compiled CUDA group");
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -103,9 +82,16 @@ void check_inputs(const PointwiseProgram& p, TensorList inputs) {
 
 std::string kernel_include_dir() {
   if (const char* env = std::getenv("GLASS_INCLUDE_DIR"); env && *env) return env;
-  if (has_kernel_header(GLASS_SOURCE_DIR)) return GLASS_SOURCE_DIR;
-  if (has_kernel_header(GLASS_INSTALL_INCLUDE_DIR)) return GLASS_INSTALL_INCLUDE_DIR;
-  return "";
+  static std::once_flag once;
+  static std::string dir;
+  std::call_once(once, [] {
+    std::string all;
+    for (const auto& [path, text] : kernel_headers()) all += path + '\0' + text + '\0';
+    char name[32];
+    std::snprintf(name, sizeof name, "include/%016zx", std::hash<std::string>{}(all));
+    dir = write_cache_files(name, kernel_headers());
+  });
+  return dir;
 }
 
 std::string cuda_codegen_unavailable() {
@@ -147,6 +133,25 @@ void keep_loaded(const std::shared_ptr<T>& loaded) {
   kept.push_back(loaded);
 }
 
+// The module for a source on a device: NVRTC compiles it for the device's architecture and the
+// runtime loads it, once per (source, headers, device) in a process.
+std::shared_ptr<const GpuModule> gpu_module(const std::string& source, int device,
+                                            const std::string& include_dir) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const GpuModule>> loaded;
+  const std::string key = std::to_string(device) + '\0' + include_dir + '\0' + source;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = loaded.find(key); it != loaded.end()) return it->second;
+  }
+  const cuda::DeviceProperties& props = cuda::runtime().properties(device);
+  auto module = std::make_shared<const GpuModule>(
+      device, nvrtc_compile(source, "glass_fused.cu", props.major, props.minor, include_dir));
+  keep_loaded(module);
+  std::lock_guard<std::mutex> lock(mutex);
+  return loaded.emplace(key, std::move(module)).first->second;
+}
+
 }  // namespace
 
 CompiledCudaPointwise::CompiledCudaPointwise(PointwiseProgram program,
@@ -161,6 +166,7 @@ CompiledCudaPointwise::CompiledCudaPointwise(PointwiseProgram program,
                                              std::shared_ptr<const GpuModule> module, int index)
     : program_(std::move(program)), module_(std::move(module)) {
   const std::string name = "glass_cuda_kernel_" + std::to_string(index);
+  kernel_name_ = "fused_" + std::to_string(index);  // as the simulator's launcher names it
   kernel_ = cuda::runtime().module_kernel(module_->handle, name);
   flat_kernel_ = cuda::runtime().module_kernel(module_->handle, name + "_flat");
   live_inputs_ = program_.live_inputs();
@@ -214,14 +220,15 @@ Tensor CompiledCudaPointwise::operator()(TensorList inputs) const {
   for (int k = 0; k < operands; ++k) args.push_back(&data[k]);
   constexpr int64_t kThreads = 128, kPerBlock = 128 * 16;  // as the generated source's
   const cuda::Dim3 grid(static_cast<unsigned>((n + kPerBlock - 1) / kPerBlock));
-  cuda::runtime().module_launch(flat ? flat_kernel_ : kernel_, "fused", grid,
+  cuda::runtime().module_launch(flat ? flat_kernel_ : kernel_, kernel_name_.c_str(), grid,
                                 cuda::Dim3(static_cast<unsigned>(kThreads)), 0, stream.stream(),
                                 args.data());
   return iter.output(0);
 }
 
 std::vector<CompiledCudaPointwise> compile_cuda_pointwise(
-    const std::vector<PointwiseProgram>& programs) {
+    const std::vector<PointwiseProgram>& programs, Device device) {
+  GLASS_CHECK(device.is_cuda(), "compile_cuda_pointwise: ", device, " is not a CUDA device");
   const std::string why = cuda_codegen_unavailable();
   GLASS_CHECK(why.empty(), "compile: cannot build CUDA kernels: ", why);
   const std::string source = emit_cuda(programs);
@@ -230,17 +237,17 @@ std::vector<CompiledCudaPointwise> compile_cuda_pointwise(
   const std::string dir = kernel_include_dir();
   std::vector<CompiledCudaPointwise> compiled;
   if (!cuda::is_simulated()) {
-    const int device = cuda::current_device();
-    const cuda::DeviceProperties& props = cuda::runtime().properties(device);
-    auto module = std::make_shared<const GpuModule>(
-        device, nvrtc_cubin(source, props.major, props.minor, dir));
-    keep_loaded(module);
+    const int index = device.index() >= 0 ? device.index() : cuda::current_device();
+    std::shared_ptr<const GpuModule> module = gpu_module(source, index, dir);
     for (size_t i = 0; i < programs.size(); ++i)
       compiled.emplace_back(programs[i], module, static_cast<int>(i));
     return compiled;
   }
+  // The embedded headers' folder is named by their hash, so the flags (-I) already key them;
+  // an override's headers are keyed by their contents.
+  const bool overridden = std::getenv("GLASS_INCLUDE_DIR") && *std::getenv("GLASS_INCLUDE_DIR");
   std::shared_ptr<KernelLibrary> library =
-      load_or_compile(source, sim_flags(dir), header_fingerprint(dir));
+      load_or_compile(source, sim_flags(dir), overridden ? header_fingerprint(dir) : "");
   keep_loaded(library);
   for (size_t i = 0; i < programs.size(); ++i)
     compiled.emplace_back(programs[i], library, "glass_cuda_launch_" + std::to_string(i));

@@ -307,6 +307,19 @@ void forget_loaded_kernels() {
   g_loaded.clear();
 }
 
+std::string write_cache_files(const std::string& folder,
+                              const std::vector<std::pair<std::string, std::string>>& files) {
+  const std::string root = cache_dir() + "/" + folder;
+  make_private_dirs(cache_dir());
+  for (const auto& [relative, text] : files) {
+    const std::string path = root + "/" + relative;
+    const std::string dir = path.substr(0, path.rfind('/'));
+    make_private_dirs(dir);
+    if (read_file(path) != text) write_file_atomically(dir, path.substr(dir.size() + 1), text);
+  }
+  return root;
+}
+
 std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source) {
   return load_or_compile(source, {}, "");
 }

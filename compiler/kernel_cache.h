@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace glass::compiler {
@@ -86,6 +87,12 @@ std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source);
 std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source,
                                                const std::vector<std::string>& extra_flags,
                                                const std::string& key_material);
+
+// Writes `files` (relative path, contents) under cache_dir()/`folder`, each file only if
+// absent or different, atomically; returns the folder's path. What a kernel's headers are
+// materialized with (cuda_pointwise.h).
+std::string write_cache_files(const std::string& folder,
+                              const std::vector<std::pair<std::string, std::string>>& files);
 
 // Runs `argv` (argv[0] looked up on PATH) with stdin empty; returns its exit status (-1 when
 // it could not start or was killed) and what it printed on stdout and stderr together.

@@ -21,7 +21,7 @@ namespace glass::compiler {
 
 // Why NVRTC cannot be used in this process ("" when it can): no libnvrtc.so found.
 std::string nvrtc_unavailable();
-// "13.0": the version of the libnvrtc that was found (part of a kernel's identity).
+// "13.0": the version of the libnvrtc that was found, for messages; "" if none.
 std::string nvrtc_version();
 
 // CUDA C++ -> CUBIN for compute capability major.minor (sm_90 for 9.0), the project's

@@ -180,7 +180,7 @@ run_tests() {
   [[ $name == compiler_tests ]] &&
     extra=(--gtest_filter='CudaCompileNvrtc.*:CudaCompileGpu.*')
   timed "$TEST_CAP_S" "$log" env GLASS_CUDA="$MODE" GLASS_SIM_CHECK=1 \
-    GLASS_INCLUDE_DIR="$(cd "$(dirname "$0")/.." && pwd)" "$bin" --gtest_brief=1 "${extra[@]}"
+    GLASS_INCLUDE_DIR="$(cd "$(dirname "$0")/.." && pwd)" "$bin" --gtest_brief=1 ${extra[@]+"${extra[@]}"}
   # --gtest_brief prints a line per failed test and the PASSED/SKIPPED totals.
   local passed skipped failures failed
   passed=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$' || true)
@@ -303,6 +303,7 @@ run() {
   for bin in "$BIN"/cuda_*_tests; do
     [[ -x $bin && $bin != "$BIN/cuda_gpu_tests" ]] && tests+=("$bin")
   done
+  [[ -x $BIN/compiler_tests ]] && tests+=("$BIN/compiler_tests")
   for bin in "${tests[@]}"; do
     echo "gpu_check: $(basename "$bin") (GLASS_CUDA=$MODE)"
     run_tests "$bin"

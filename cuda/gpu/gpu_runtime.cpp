@@ -381,6 +381,7 @@ class GpuRuntime final : public Runtime {
   }
 
   // ---- code built at run time: the runtime's library API (CUDA 12+), no driver API
+#if CUDART_VERSION >= 12000
   ModuleHandle module_load(int device, const std::string& image) override {
     check_device(device, "module_load");
     DeviceScope scope(device);
@@ -413,6 +414,15 @@ class GpuRuntime final : public Runtime {
                            as_stream(stream)),
           device, "launch of kernel '", name, "'");
   }
+#else
+  ModuleHandle module_load(int, const std::string&) override {
+    GLASS_CHECK(false,
+                "module_load: loading code built at run time needs CUDA 12's library API; "
+                "this build has CUDA ",
+                CUDART_VERSION / 1000, ".", CUDART_VERSION % 1000 / 10);
+    return nullptr;
+  }
+#endif
 
  private:
   void check_device(int device, const char* call) const {

@@ -12,6 +12,8 @@
 // it is a shared object dlopen()ed into the executable, built with -DGLASS_SIM_KERNEL_DSO, and
 // reaches the executable's thread-locals initial-exec (one load of the offset from its GOT;
 // a shared object's accesses are never relaxed, so the sequence above is no problem there).
+// Such a kernel declares no thread-local of its own (no GLASS_SHARED array): one defined
+// initial-exec in a dlopen()ed object takes glibc's small static TLS reserve for good.
 // Invariant: every declaration of a simulator thread-local uses this macro.
 #pragma once
 

@@ -296,7 +296,7 @@ void on_a_gpu() {
             << "same values as eager: "
             << (glass::allclose(fused.cpu(), seed_chain(a, b).cpu(), 1e-6, 1e-7) ? "yes" : "no")
             << "\n";
-  // The group's kernel: one thread per element (16 each, 128 apart), eager's device functors.
+  // The group's kernel: 16 elements a thread, 128 apart, with eager's device functors.
   const std::string source = f.variants()[0].sources[0];
   const size_t begin = source.find("__global__ void glass_cuda_kernel_0_flat");
   const size_t end = source.find("out[i] =", begin);
