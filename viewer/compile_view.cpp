@@ -177,8 +177,10 @@ std::string kernel_body(const CompileView& view, int group) {
               "kernel_body: demo '", view.demo, "' has ", view.info.sources.size(),
               " fused groups, no group ", group);
   const std::string& s = view.info.sources[group];
-  size_t at = s.find("// glass_kernel");
-  return at == std::string::npos ? s : s.substr(at);
+  // From the group's IR comment on: C++ starts it "// glass_kernel", CUDA "// glass_cuda_kernel".
+  for (const char* marker : {"// glass_kernel", "// glass_cuda_kernel"})
+    if (size_t at = s.find(marker); at != std::string::npos) return s.substr(at);
+  return s;
 }
 
 std::string compile_summary(const CompileView& view) {

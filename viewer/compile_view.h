@@ -46,8 +46,9 @@ CompileView record_compile(const std::string& name);
 std::string compile_dot(const CompileView& view);
 // The text glass-dot prints: the passes' counts, each graph, each group's generated loop.
 std::string compile_summary(const CompileView& view);
-// The generated source of group `g` from its IR comment ("// glass_kernel:") on: the
-// embedded formulas left out.
+// The generated source of group `g` (C++, or CUDA for a group on CUDA tensors) from its IR
+// comment ("// glass_kernel:", "// glass_cuda_kernel_0:") on: the embedded formulas, or the
+// includes and the offsets helper, left out.
 std::string kernel_body(const CompileView& view, int group);
 
 }  // namespace glass::viz

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "compiler/cuda_pointwise.h"
 #include "viewer/graphviz.h"
 #include "viewer/layout.h"
 
@@ -41,6 +42,19 @@ TEST_F(CompileView, TheSeedChainIsOneClusterOfSixOps) {
   EXPECT_EQ(fused, 1);
   EXPECT_NE(kernel_body(v, 0).find("f::sigmoid<float>"), std::string::npos);
   EXPECT_THROW(kernel_body(v, 1), Error);
+}
+
+// A CUDA group's source shows from its IR comment on, without the includes and helpers.
+TEST_F(CompileView, ACudaGroupsBodyStartsAtItsIr) {
+  viz::CompileView v = record_compile("seed");
+  compiler::PointwiseProgram p;
+  const int a = p.input(0, kFloat);
+  p.set_output(p.unary(UnaryOp::Sigmoid, a));
+  v.info.sources = {compiler::emit_cuda({p})};
+  const std::string body = kernel_body(v, 0);
+  EXPECT_EQ(body.rfind("// glass_cuda_kernel_0:", 0), 0u) << body;
+  EXPECT_NE(body.find("SigmoidOp<float>{}("), std::string::npos) << body;
+  EXPECT_EQ(body.find("#include"), std::string::npos) << body;
 }
 
 TEST_F(CompileView, ThePassesDemoRemovesDeadCodeMergesAndFolds) {

@@ -48,6 +48,23 @@ TEST(SimMemory, PropertiesDescribeASimulatedDevice) {
             std::string::npos);
 }
 
+// A module image (CUBIN, PTX) is a GPU's: the simulator runs host-compiled kernels and says so,
+// rather than pretending to load one.
+TEST(SimMemory, ModuleImagesAreRefusedWithTheReason) {
+  for (const std::string& msg : {error_of([] {
+                                   sim().module_load(0, std::string("\x7f"
+                                                                    "ELF",
+                                                                    4));
+                                 }),
+                                 error_of([] { sim().module_kernel(nullptr, "k"); }), error_of([] {
+                                   sim().module_launch(nullptr, "k", Dim3(1), Dim3(1), 0, nullptr,
+                                                       nullptr);
+                                 })}) {
+    EXPECT_NE(msg.find("runs on a GPU only"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("host compiler"), std::string::npos) << msg;
+  }
+}
+
 TEST(SimMemory, DeviceAddressesAreTwoMiBAlignedAndKnowTheirDevice) {
   DeviceBuffer a(100, 0), b(3 * kMiB, 1);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(a.get()) % (2 * kMiB), 0u);
