@@ -177,12 +177,7 @@ Tensor CompiledCudaPointwise::operator()(TensorList inputs) const {
   GLASS_CHECK(cuda::is_simulated() == (module_ == nullptr), "compiled CUDA group: it was built ",
               "for ", module_ ? "a GPU" : "the simulated GPU", ", but kCUDA is served by ",
               cuda::is_simulated() ? "the simulated GPU" : "a GPU", " now");
-  TensorIteratorConfig config("fused");
-  config.add_output(Tensor());
-  for (int k : live_inputs_) config.add_const_input(inputs[k]);
-  config.declare_static_output_dtype(program_.output_dtype());
-  config.declare_static_common_dtype(program_.output_dtype());
-  TensorIterator iter = config.build();
+  TensorIterator iter = detail::elementwise_iterator(program_, live_inputs_, inputs);
   const int64_t n = iter.numel();
   if (n == 0) return iter.output(0);
   const int operands = static_cast<int>(live_inputs_.size()) + 1;

@@ -166,7 +166,11 @@ std::string nvrtc_compile(const std::string& source, const std::string& name, in
   const Api& a = api();
   GLASS_CHECK(a.why.empty(), "nvrtc: ", a.why);
   Program program = nullptr;
-  int r = a.create(&program, source.c_str(), name.c_str(), static_cast<int>(std::size(kStdHeaders)),
+  // The program is named as a file in the include folder: NVRTC resolves the source's quoted
+  // includes from its directory, which for a bare name is the working directory, where a
+  // source tree (cuda/kernel.h) would be found beside the embedded headers and included twice.
+  const std::string path = include_dir + "/" + name;
+  int r = a.create(&program, source.c_str(), path.c_str(), static_cast<int>(std::size(kStdHeaders)),
                    kStdHeaders, kStdHeaderNames);
   GLASS_CHECK(r == 0, "nvrtc: nvrtcCreateProgram failed: ", a.error_string(r));
   // C++20, as the project's nvcc build; every function a device function (-default-device),

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/pointwise.h"
+#include "core/tensor_iterator.h"
 
 namespace glass::compiler::detail {
 
@@ -42,5 +43,10 @@ std::string operand(const PointwiseProgram& p, int i, ScalarType to);
 // Checks a call against the program it was built for: the input count, each input's dtype
 // and 0-dim-ness (pointwise_run.cpp). `who` names the caller in the messages.
 void check_call(const PointwiseProgram& p, TensorList inputs, const char* who);
+
+// TensorIterator over a group's live inputs with a new output of the program's dtype, as
+// any eager elementwise kernel's: what both runners' kernels loop over (pointwise_run.cpp).
+TensorIterator elementwise_iterator(const PointwiseProgram& p, const std::vector<int>& live_inputs,
+                                    TensorList inputs);
 
 }  // namespace glass::compiler::detail

@@ -27,6 +27,17 @@ using detail::check_call;
 using detail::Kind;
 using detail::Step;
 
+TensorIterator detail::elementwise_iterator(const PointwiseProgram& p,
+                                            const std::vector<int>& live_inputs,
+                                            TensorList inputs) {
+  TensorIteratorConfig config("fused");
+  config.add_output(Tensor());
+  for (int k : live_inputs) config.add_const_input(inputs[k]);
+  config.declare_static_output_dtype(p.output_dtype());
+  config.declare_static_common_dtype(p.output_dtype());
+  return config.build();
+}
+
 void detail::check_call(const PointwiseProgram& p, TensorList inputs, const char* who) {
   GLASS_CHECK(p.output >= 0, who, ": the program has no output");
   GLASS_CHECK(inputs.size() == p.inputs.size(), who, ": the group takes ", p.inputs.size(),
@@ -163,12 +174,7 @@ Tensor CompiledPointwise::operator()(TensorList inputs) const {
                 "interpret_pointwise");
   }
   if (program_.reduction) return reduce(inputs);
-  TensorIteratorConfig config("fused");
-  config.add_output(Tensor());
-  for (int k : live_inputs_) config.add_const_input(inputs[k]);
-  config.declare_static_output_dtype(program_.output_dtype());
-  config.declare_static_common_dtype(program_.output_dtype());
-  TensorIterator iter = config.build();
+  TensorIterator iter = detail::elementwise_iterator(program_, live_inputs_, inputs);
   Kernel* kernel = kernel_;
   iter.for_each(
       [kernel](char** data, const int64_t* strides, int64_t n) { kernel(data, strides, n); });
