@@ -138,11 +138,13 @@ tensor_list run(const tensor_list& outputs, const tensor_list& grad_outputs, boo
   std::priority_queue<Node*, std::vector<Node*>, CompareSeq> ready;
   for (size_t i = 0; i < roots.size(); ++i)
     accumulate(buffer_of(roots[i].function), roots[i].input_nr, seeds[i]);
-  for (const Edge& e : roots)
-    if (deps[e.function.get()] == 0 && buffers.count(e.function.get()))
-      ready.push(e.function.get());
+  // Each node is queued once: two roots may be outputs of one node (its inputs are filled
+  // by both seeds, then it runs once), and a root another root reaches waits for it, as any
+  // node waits for the edges into it.
   std::unordered_set<Node*> queued;
-  for (const Edge& e : roots) queued.insert(e.function.get());
+  for (const Edge& e : roots)
+    if (deps[e.function.get()] == 0 && queued.insert(e.function.get()).second)
+      ready.push(e.function.get());
 
   glass::AutoGradMode grad_mode(
       create_graph);  // backward formulas record a graph only for create_graph

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/custom_function.h"
 #include "autograd/node.h"
 #include "core/device_test.h"
 #include "core/test_util.h"
@@ -48,6 +49,42 @@ TEST_P(Engine, DiamondGraphRunsEachNodeOnce) {
   Tensor y = (h.exp() + h.sin()).sum();
   y.backward();
   EXPECT_TRUE(close(x.grad(), {2 * (std::exp(0.6) + std::cos(0.6))}));
+}
+
+TEST_P(Engine, ARootAnotherRootReachesWaitsForIt) {
+  // y = e^x, z = 2y; grad of (y, z) with seeds (1, 1): e^x + 2 e^x. y's node is a root and
+  // also z's input: it runs once, after z's, with both contributions.
+  Tensor x = on(tensor({0.5}, kFloat64)).requires_grad_();
+  Tensor y = x.exp(), z = y * 2;
+  auto g = autograd::grad({y, z}, {x}, {ones_like(y), ones_like(z)});
+  EXPECT_TRUE(close(g[0], {3 * std::exp(0.5)}));
+  Tensor y2 = x.exp(), z2 = y2 * 2;
+  autograd::backward({z2, y2}, {ones_like(z2), ones_like(y2)});
+  EXPECT_TRUE(close(x.grad(), {3 * std::exp(0.5)}));
+}
+
+// Two outputs of one node, each a root: the node runs once, with both seeds.
+struct SinCos : autograd::Function<SinCos> {
+  static int backward_calls;
+  static autograd::tensor_list forward(autograd::AutogradContext* ctx, Tensor x) {
+    ctx->save_for_backward({x});
+    return {x.sin(), x.cos()};
+  }
+  static autograd::tensor_list backward(autograd::AutogradContext* ctx, autograd::tensor_list g) {
+    ++backward_calls;
+    Tensor x = ctx->get_saved_variables()[0];
+    return {g[0] * x.cos() - g[1] * x.sin()};
+  }
+};
+int SinCos::backward_calls = 0;
+
+TEST_P(Engine, TwoRootsOfOneNodeRunItOnce) {
+  Tensor x = on(tensor({0.25}, kFloat64)).requires_grad_();
+  autograd::tensor_list out = SinCos::apply(x);
+  SinCos::backward_calls = 0;
+  auto g = autograd::grad({out[0], out[1]}, {x}, {ones_like(out[0]), full_like(out[1], 2.0)});
+  EXPECT_EQ(SinCos::backward_calls, 1);
+  EXPECT_TRUE(close(g[0], {std::cos(0.25) - 2 * std::sin(0.25)}));
 }
 
 TEST_P(Engine, GradDoesNotTouchDotGradAndSupportsCreateGraph) {
