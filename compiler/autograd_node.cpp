@@ -16,6 +16,7 @@ namespace {
 // What backward needs besides the saved tensors.
 struct NodeState {
   std::shared_ptr<const Graph> graph;
+  std::shared_ptr<BackwardCache> joint;
   std::vector<int> leaf_values;  // per saved tensor: the graph value it stands for
 };
 
@@ -28,6 +29,15 @@ autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
   const auto state = std::any_cast<std::shared_ptr<const NodeState>>(ctx->saved_data.at("state"));
   const Graph& graph = *state->graph;
   autograd::tensor_list saved = ctx->get_saved_variables();
+  if (state->joint) {
+    std::vector<Tensor> leaves;  // without history: the joint graph computes values only
+    std::vector<bool> needs;
+    for (size_t i = 0; i < saved.size(); ++i) {
+      leaves.push_back(saved[i].detach());
+      needs.push_back(ctx->needs_input_grad(i));
+    }
+    if (auto got = state->joint->run(leaves, state->leaf_values, needs, grads)) return *got;
+  }
   std::vector<Tensor> env(graph.values.size());
   std::vector<Tensor> leaves, wanted;  // every leaf; those whose gradient is asked for
   for (size_t i = 0; i < saved.size(); ++i) {
@@ -73,10 +83,12 @@ bool one_node_applies(const Graph& graph) {
 }
 
 std::vector<Tensor> run_as_one_node(std::shared_ptr<const Graph> graph,
+                                    std::shared_ptr<BackwardCache> joint,
                                     const std::vector<Tensor>& inputs,
                                     const std::function<std::vector<Tensor>()>& forward) {
   auto state = std::make_shared<NodeState>();
   state->graph = graph;
+  state->joint = std::move(joint);
   // The leaves: each input position, then every captured tensor that requires grad.
   std::vector<Tensor> leaves;
   for (size_t i = 0; i < inputs.size(); ++i) {

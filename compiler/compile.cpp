@@ -8,15 +8,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <map>
 #include <sstream>
 
 #include "compiler/autograd_node.h"
-#include "compiler/cuda_pointwise.h"
-#include "compiler/kernel_cache.h"
+#include "compiler/joint_graph.h"
 #include "compiler/passes.h"
-#include "compiler/pointwise.h"
-#include "compiler/replay.h"
+#include "compiler/program.h"
 #include "compiler/tracer.h"
 #include "core/error.h"
 #include "core/grad_mode.h"
@@ -24,11 +21,6 @@
 
 namespace glass::compiler {
 namespace {
-
-bool debug_enabled() {
-  const char* debug = std::getenv("GLASS_COMPILE_DEBUG");
-  return debug != nullptr && std::strcmp(debug, "1") == 0;
-}
 
 bool same_number(const IValue& a, const IValue& b) {
   if (a.payload().index() != b.payload().index()) return false;
@@ -143,19 +135,11 @@ struct CompiledFunction::Variant {
   // ---- what runs ----
   bool eager = false;  // a graph break: the function runs as written
   // With grad: the forward fused with grad mode off, under one autograd node whose backward
-  // replays the graph (autograd_node.h). Otherwise a graph that needs grad replays op by op.
+  // is the joint graph's, fused too, or else a replay of the graph (autograd_node.h).
+  // Otherwise a graph that needs grad replays op by op.
   bool one_node = false;
-  std::shared_ptr<const Graph> shared_graph;
-  const Graph& graph() const { return *shared_graph; }
-  struct Step {
-    int node = -1;   // a node of the graph, run as recorded
-    int group = -1;  // or a fused group
-  };
-  std::vector<Step> steps;
-  std::vector<FusionGroup> groups;
-  // One per group: its compiled kernel (C++ on the CPU, CUDA on a CUDA device), or empty where
-  // none could be built (no compiler, no NVRTC): then the group is interpreted.
-  std::vector<std::function<Tensor(TensorList)>> kernels;
+  Program program;
+  std::shared_ptr<BackwardCache> backward;  // one_node: its traced backwards
   VariantInfo info;
 
   // The first guard the call fails, or "" when it passes.
@@ -181,88 +165,7 @@ struct CompiledFunction::Variant {
       if (!matches(t, g)) return why_not(t, g, "a tensor the function captured");
     return "";
   }
-
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const {
-    const Graph& graph = *shared_graph;
-    std::vector<Tensor> env(graph.values.size());
-    for (size_t i = 0; i < graph.inputs.size(); ++i) env[graph.inputs[i]] = inputs[i];
-    for (const Step& s : steps) {
-      if (s.node >= 0) {
-        run_node(graph, graph.nodes[s.node], env);
-        continue;
-      }
-      const FusionGroup& g = groups[s.group];
-      std::vector<Tensor> operands;
-      operands.reserve(g.inputs.size());
-      for (int v : g.inputs) operands.push_back(value_tensor(graph, v, env));
-      const auto& kernel = kernels[s.group];
-      env[g.output] = kernel ? kernel(operands) : interpret_pointwise(g.program, operands);
-    }
-    std::vector<Tensor> out;
-    out.reserve(graph.outputs.size());
-    for (int v : graph.outputs) out.push_back(value_tensor(graph, v, env));
-    return out;
-  }
 };
-
-namespace {
-
-// Builds each group's kernel: the CPU groups in one C++ shared object, each CUDA device's
-// groups in one CUDA source. A group that cannot be built here keeps an empty kernel
-// (interpreted with eager ops), with one warning per process saying why.
-void compile_groups(const std::vector<FusionGroup>& groups,
-                    std::vector<std::function<Tensor(TensorList)>>& kernels,
-                    std::vector<std::string>& sources) {
-  // One batch (one compiler run) per device: the CPU's, and each CUDA device's, since a GPU's
-  // kernels are compiled for its own architecture.
-  std::map<int, std::vector<size_t>> cpu, cuda;  // device index -> groups
-  for (size_t k = 0; k < groups.size(); ++k) {
-    const Device device = groups[k].device;
-    sources.push_back(device.is_cuda() ? emit_cuda({groups[k].program})
-                                       : emit_cpp(groups[k].program));
-    (device.is_cuda() ? cuda : cpu)[device.index()].push_back(k);
-  }
-  const auto programs_of = [&](const std::vector<size_t>& which) {
-    std::vector<PointwiseProgram> programs;
-    for (size_t k : which) programs.push_back(groups[k].program);
-    return programs;
-  };
-  for (const auto& [index, which] : cpu) {
-    if (!host_compiler().available()) {
-      static std::once_flag warned;
-      std::call_once(warned, [] {
-        std::cerr << "glass::compile: no C++ compiler found (set GLASS_CXX); fused groups are "
-                     "interpreted with eager ops\n";
-      });
-      break;
-    }
-    std::vector<CompiledPointwise> built = compile_pointwise(programs_of(which));
-    for (size_t j = 0; j < built.size(); ++j)
-      kernels[which[j]] = [kernel = std::move(built[j])](TensorList in) { return kernel(in); };
-  }
-  for (const auto& [index, which] : cuda) {
-    // A group that cannot be built runs as eager ops, with one message per process: the CUDA
-    // path depends on more of the machine (headers, NVRTC, a GPU's architecture) than the C++.
-    std::string why = cuda_codegen_unavailable();
-    if (why.empty()) {
-      try {
-        std::vector<CompiledCudaPointwise> built =
-            compile_cuda_pointwise(programs_of(which), Device(kCUDA, index));
-        for (size_t j = 0; j < built.size(); ++j)
-          kernels[which[j]] = [kernel = std::move(built[j])](TensorList in) { return kernel(in); };
-        continue;
-      } catch (const Error& e) {
-        why = e.what();
-      }
-    }
-    static std::once_flag warned;
-    std::call_once(warned, [why] {
-      std::cerr << "glass::compile: fused groups on CUDA tensors run as eager ops: " << why << "\n";
-    });
-  }
-}
-
-}  // namespace
 
 CompiledFunction::CompiledFunction(CompileOptions options, std::string name)
     : options_(options), name_(std::move(name)) {
@@ -314,11 +217,12 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
     }
     if (chosen->eager) return eager();
     if (chosen->one_node)
-      return run_as_one_node(chosen->shared_graph, tensors, [&] { return chosen->run(tensors); });
-    return chosen->run(tensors);
+      return run_as_one_node(chosen->program.graph, chosen->backward, tensors,
+                             [&] { return chosen->program.run(tensors); });
+    return chosen->program.run(tensors);
   }
   if (over_limit) return eager();
-  if (debug_enabled() && !why.empty())
+  if (compile_debug() && !why.empty())
     std::cerr << "glass::compile: recompiling " << name_ << ": " << why << "\n";
 
   // Trace this call; its results are the function's own, computed as it ran.
@@ -367,37 +271,28 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
       const std::string name = n.op->name();
       matmul = matmul || name == "mm" || name == "bmm" || name == "addmm";
     }
+    std::vector<FusionGroup> groups;
     if (grad && wants_grad && !tangents && !matmul && options_.fuse && options_.one_node_backward &&
         one_node_applies(g)) {
-      variant->groups = find_fusion_groups(g, /*forward_without_grad=*/true);
-      variant->one_node = !variant->groups.empty();
+      groups = find_fusion_groups(g, /*forward_without_grad=*/true);
+      variant->one_node = !groups.empty();
     }
-    if (!variant->one_node && options_.fuse) variant->groups = find_fusion_groups(g);
+    if (!variant->one_node && options_.fuse) groups = find_fusion_groups(g);
     info.one_node = variant->one_node;
-    std::vector<int> group_of(g.nodes.size(), -1);
-    std::vector<bool> is_root(g.nodes.size(), false);
-    for (size_t k = 0; k < variant->groups.size(); ++k) {
-      for (int n : variant->groups[k].nodes) group_of[n] = static_cast<int>(k);
-      is_root[variant->groups[k].nodes.back()] = true;
-      info.groups.push_back(variant->groups[k].nodes);
-    }
-    for (size_t n = 0; n < g.nodes.size(); ++n) {
-      if (group_of[n] < 0)
-        variant->steps.push_back({static_cast<int>(n), -1});
-      else if (is_root[n])
-        variant->steps.push_back({-1, group_of[n]});
-    }
-    info.fused_groups = static_cast<int>(variant->groups.size());
+    for (const FusionGroup& group : groups) info.groups.push_back(group.nodes);
+    info.fused_groups = static_cast<int>(groups.size());
     info.optimized = g.to_string();
     info.optimized_dot = g.to_dot("optimized", info.groups);
-    variant->kernels.resize(variant->groups.size());
-    compile_groups(variant->groups, variant->kernels, info.sources);
     for (const Value& value : g.values)
       if (value.kind == Value::Kind::Constant && !value.folded && !value.is_wrapped_number &&
           value.constant.defined())
         variant->constants.emplace_back(value.constant, Variant::guard_of(value.constant));
-    variant->shared_graph = std::make_shared<const Graph>(std::move(g));
-    if (debug_enabled())
+    variant->program = make_program(std::move(g), std::move(groups));
+    info.sources = variant->program.sources;
+    if (variant->one_node && options_.joint_backward)
+      variant->backward =
+          std::make_shared<BackwardCache>(variant->program.graph, options_.fuse, name_);
+    if (compile_debug())
       std::cerr << "glass::compile: " << name_ << " traced:\n"
                 << info.traced << "after passes (" << info.dead << " dead, " << info.merged
                 << " merged, " << info.folded << " folded, " << info.fused_groups
@@ -429,7 +324,10 @@ CompileStats CompiledFunction::stats() const {
 std::vector<VariantInfo> CompiledFunction::variants() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<VariantInfo> out;
-  for (const auto& v : variants_) out.push_back(v->info);
+  for (const auto& v : variants_) {
+    out.push_back(v->info);
+    if (v->backward) out.back().backwards = v->backward->info();
+  }
   return out;
 }
 

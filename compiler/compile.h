@@ -61,6 +61,9 @@ struct CompileOptions {
   // With grad: the forward (fused) under one autograd node whose backward replays the graph
   // (AOTAutograd's shape; no second derivatives). false: replay op by op through autograd.
   bool one_node_backward = true;
+  // Under one node: the backward traced with the forward it recomputes (a joint graph) and
+  // fused, as AOTAutograd and Inductor do. false: the backward replays the graph op by op.
+  bool joint_backward = true;
   CompileOptions& set_fullgraph(bool on) {
     fullgraph = on;
     return *this;
@@ -73,6 +76,10 @@ struct CompileOptions {
     one_node_backward = on;
     return *this;
   }
+  CompileOptions& set_joint_backward(bool on) {
+    joint_backward = on;
+    return *this;
+  }
   CompileOptions& set_fuse(bool on) {
     fuse = on;
     return *this;
@@ -80,6 +87,16 @@ struct CompileOptions {
 };
 
 namespace compiler {
+
+// One traced backward of a variant that runs as one autograd node (joint_graph.h): the
+// joint graph from the saved inputs and the output gradients to the input gradients.
+struct BackwardInfo {
+  std::string traced;     // as recorded: the forward replayed, then each backward formula
+  std::string optimized;  // after the passes
+  int fused_groups = 0;
+  std::vector<std::string> sources;  // each fused group's generated source
+  std::string replayed;  // why this backward replays the graph instead ("" when it runs fused)
+};
 
 // What one variant of a compiled function holds, for tests, the viewer and the lesson.
 struct VariantInfo {
@@ -91,8 +108,9 @@ struct VariantInfo {
   std::vector<std::string> sources;       // the generated C++ (CUDA for a CUDA group) of each group
   std::optional<GraphBreak> graph_break;  // set: this variant runs eagerly
   std::string break_source;  // the traced DOT's name for what made the value it read, or ""
-  bool one_node = false;     // runs as one autograd node (forward fused, backward replayed)
+  bool one_node = false;     // runs as one autograd node (forward fused; backward: `backwards`)
   int dead = 0, merged = 0, folded = 0;  // what the passes removed
+  std::vector<BackwardInfo> backwards;   // one_node: each backward traced so far
 };
 
 struct CompileStats {

@@ -10,6 +10,7 @@
 #include "compiler/cuda_pointwise.h"
 #include "compiler/replay.h"
 #include "core/error.h"
+#include "core/ops/views.h"
 
 namespace glass::compiler {
 namespace {
@@ -129,6 +130,20 @@ int eliminate_common_subexpressions(Graph& g) {
   }
   if (merged > 0) eliminate_dead_code(g);
   return merged;
+}
+
+int bypass_detaches(Graph& g) {
+  for (const Node& n : g.nodes)
+    if (n.mutates()) return 0;
+  const std::set<int> returned(g.outputs.begin(), g.outputs.end());
+  int bypassed = 0;
+  for (const Node& n : g.nodes) {
+    if (n.op != &ops::detach || n.outputs.size() != 1 || returned.count(n.outputs[0])) continue;
+    g.replace_uses(n.outputs[0], n.args[0].value);
+    ++bypassed;
+  }
+  if (bypassed > 0) eliminate_dead_code(g);
+  return bypassed;
 }
 
 int fold_constants(Graph& g) {

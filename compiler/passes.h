@@ -24,6 +24,11 @@ namespace glass::compiler {
 int eliminate_dead_code(Graph& graph);
 int eliminate_common_subexpressions(Graph& graph);
 int fold_constants(Graph& graph);
+// For a graph that runs with grad mode off and writes nothing (a joint graph, joint_graph.h):
+// detach(x) there holds x's numbers and cuts no history, so its readers read x instead, and
+// a detach no longer stands between two pointwise ops that could fuse. A returned detach
+// stays (a result is a tensor of its own). Returns how many it bypassed.
+int bypass_detaches(Graph& graph);
 
 // A chain (a DAG) of pointwise nodes whose intermediate values nothing else reads, ending in
 // `root` (a pointwise op, or a reduction). It runs as one kernel where the root ran.

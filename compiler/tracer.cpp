@@ -10,13 +10,15 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/grad_mode.h"
+#include "core/ops/views.h"
 
 namespace glass::compiler {
 namespace {
 
 class Tracer {
  public:
-  Tracer(bool fullgraph) : fullgraph_(fullgraph) {}
+  Tracer(bool fullgraph, bool joint) : fullgraph_(fullgraph), joint_(joint) {}
 
   int add_input(const Tensor& t, int index) {
     Value v;
@@ -36,7 +38,7 @@ class Tracer {
   // one the trace follows: made outside the ops the trace sees (a view built by hand, say),
   // so the trace cannot know how it relates to the inputs. Returns its description, or "".
   std::string untraced_alias(const Tensor& t) const {
-    if (!t.defined() || seen_.count(t.unsafeGetTensorImpl())) return "";
+    if (!t.defined() || seen_.count(t.unsafeGetTensorImpl()) || same_view_as(t) >= 0) return "";
     // By the bytes, not the Storage object: from_blob over a followed tensor's data_ptr()
     // is a new Storage of the same memory.
     const char* lo = static_cast<const char*>(t.storage().data());
@@ -66,12 +68,54 @@ class Tracer {
   int value_of(const Tensor& t) {
     auto it = seen_.find(t.unsafeGetTensorImpl());
     if (it != seen_.end()) return it->second;
+    if (int same = same_view_as(t); same >= 0) return detached(t, same);
     Value v;
     v.kind = Value::Kind::Constant;
     v.meta = TensorMeta::of(t);
     v.constant = t;
     v.is_wrapped_number = t.unsafeGetTensorImpl()->is_wrapped_number();
     return remember(t, graph_.add_value(std::move(v)));
+  }
+
+  // In a joint trace: a traced value that `t`, a tensor no recorded op made, is a detach()
+  // of — the same bytes seen the same way (storage, offset, sizes, strides, dtype), without
+  // history, of a storage nothing wrote into (so the two hold the same numbers for the whole
+  // trace). Autograd makes such tensors below the Trace key: a saved output is kept detached
+  // (no cycle back to its node) and handed to its formula as a new detach
+  // (autograd/saved_variable.h). A user's function gets no such benefit of the doubt (its
+  // from_blob over an input stays a break). -1 when there is none.
+  int same_view_as(const Tensor& t) const {
+    if (!joint_ || !t.defined() || t.requires_grad() || t.storage().data() == nullptr) return -1;
+    if (written_.count(t.storage().data())) return -1;
+    for (auto it = keep_.rbegin(); it != keep_.rend(); ++it) {
+      const Tensor& k = *it;
+      if (k.storage().data() == t.storage().data() && k.storage_offset() == t.storage_offset() &&
+          k.sizes() == t.sizes() && k.strides() == t.strides() && k.dtype() == t.dtype() &&
+          k.device() == t.device()) {
+        const int id = seen_.at(k.unsafeGetTensorImpl());
+        if (graph_.values[id].kind != Value::Kind::Constant) return id;
+      }
+    }
+    return -1;
+  }
+
+  // Records `t` as what it is: detach(value), a node like any other, so a replay makes a
+  // tensor with the same numbers and no history, as autograd did.
+  int detached(const Tensor& t, int value) {
+    Node n;
+    n.op = &ops::detach;
+    n.grad_enabled = GradMode::is_enabled();
+    Arg arg;
+    arg.kind = Arg::Kind::Value;
+    arg.value = value;
+    n.args.push_back(std::move(arg));
+    Value v;
+    v.meta = TensorMeta::of(t);
+    v.node = static_cast<int>(graph_.nodes.size());
+    const int id = remember(t, graph_.add_value(std::move(v)));
+    n.outputs.push_back(id);
+    graph_.nodes.push_back(std::move(n));
+    return id;
   }
 
   void record(const BoxedOp& op, dispatch::Stack& stack) {
@@ -138,6 +182,7 @@ class Tracer {
       v.meta = TensorMeta::of(t);
       v.node = node;
       v.written = before;
+      if (t.storage().data() != nullptr) written_.insert(t.storage().data());
       n.writes.push_back(remember(t, graph_.add_value(std::move(v))));
     }
     for (const IValue& r : stack) {
@@ -184,7 +229,7 @@ class Tracer {
     // requires_grad_() is no op: a factory's requires_grad=true, or a call in the function,
     // changes a traced tensor (an input too) behind the trace's back. Each tensor's flag now
     // must be what its latest value recorded.
-    if (!graph_break_)
+    if (!graph_break_ && !joint_)
       for (const Tensor& t : keep_) {
         const int id = seen_.at(t.unsafeGetTensorImpl());
         const Value& v = graph_.values[id];
@@ -227,12 +272,14 @@ class Tracer {
   }
 
   bool fullgraph_;
+  bool joint_;
   Graph graph_;
   std::unordered_map<const TensorImpl*, int> seen_;
   std::vector<Tensor> keep_;
   // The bytes of the inputs and of every recorded result.
   std::vector<std::pair<const char*, const char*>> followed_bytes_;
   std::optional<GraphBreak> graph_break_;
+  std::set<const void*> written_;  // the storages (by their bytes) an op wrote into
 };
 
 thread_local Tracer* t_tracer = nullptr;
@@ -250,7 +297,7 @@ void trace_fallback(const BoxedOp& op, dispatch::Stack& stack) {
 bool is_tracing() { return t_tracer != nullptr; }
 
 TraceResult trace(const std::vector<Tensor>& inputs, const std::function<std::vector<Tensor>()>& fn,
-                  bool fullgraph) {
+                  bool fullgraph, bool joint) {
   GLASS_CHECK(t_tracer == nullptr,
               "compile: a compiled function was called while another is being traced on this "
               "thread; nested tracing is not supported (call the inner function directly)");
@@ -260,7 +307,7 @@ TraceResult trace(const std::vector<Tensor>& inputs, const std::function<std::ve
     return true;
   }();
   (void)installed;
-  Tracer tracer(fullgraph);
+  Tracer tracer(fullgraph, joint);
   for (size_t i = 0; i < inputs.size(); ++i) {
     GLASS_CHECK(inputs[i].defined(), "compile: input ", i, " is an undefined tensor");
     tracer.add_input(inputs[i], static_cast<int>(i));

@@ -27,8 +27,13 @@ struct TraceResult {
 // Traces `fn` on `inputs` (the tensors it reads, which become the graph's inputs). With
 // `fullgraph`, a graph break is an error naming the op instead. Not reentrant per thread:
 // tracing inside a trace is an error.
+//
+// `joint`: `fn` runs autograd itself (a forward, then autograd::grad), and the graph will run
+// with grad mode off (joint_graph.h). Autograd sets requires_grad on the tensors it hands to
+// backward formulas, which a trace of a user's function takes for requires_grad_() (a break);
+// here the flags do not matter.
 TraceResult trace(const std::vector<Tensor>& inputs, const std::function<std::vector<Tensor>()>& fn,
-                  bool fullgraph = false);
+                  bool fullgraph = false, bool joint = false);
 
 // Whether this thread is tracing now.
 bool is_tracing();

@@ -561,6 +561,85 @@ TEST_F(Compile, OneNodePassesGradcheckAndRefusesSecondDerivatives) {
   }
 }
 
+// ---- the joint graph: the backward traced with the forward it recomputes, and fused -------
+
+TEST_F(Compile, TheBackwardIsTracedWithTheForwardItRecomputesAndFused) {
+  auto f = compile(seed_chain);
+  Tensor a = randn({6, 5}, kFloat64).requires_grad_(true);
+  Tensor b = randn({5}, kFloat64).requires_grad_(true);  // broadcast: its gradient is a sum
+  auto eager_grads = [&](const Tensor& g) {
+    Tensor a2 = a.detach().clone().requires_grad_(true),
+           b2 = b.detach().clone().requires_grad_(true);
+    seed_chain(a2, b2).backward(g);
+    return std::pair{a2.grad(), b2.grad()};
+  };
+  f(a, b);                                // the trace
+  for (int call = 0; call < 2; ++call) {  // the first backward traces, the second runs the graph
+    a.mutable_grad() = Tensor();
+    b.mutable_grad() = Tensor();
+    Tensor g = randn({6, 5}, kFloat64);
+    f(a, b).backward(g);
+    auto [ga, gb] = eager_grads(g);
+    expect_close(a.grad(), ga, 1e-12, 1e-12);
+    expect_close(b.grad(), gb, 1e-12, 1e-12);
+  }
+  std::vector<compiler::BackwardInfo> backwards = f.variants()[0].backwards;
+  ASSERT_EQ(backwards.size(), 1u) << "one kind of output gradient: one traced backward";
+  const compiler::BackwardInfo& bw = backwards[0];
+  EXPECT_EQ(bw.replayed, "");
+  // Recorded: the forward again (sigmoid), then the formulas (sigmoid's reads its saved
+  // result, handed over detached), then b's broadcast undone by a sum.
+  EXPECT_NE(bw.traced.find("sigmoid"), std::string::npos) << bw.traced;
+  EXPECT_NE(bw.traced.find("detach"), std::string::npos) << bw.traced;
+  EXPECT_NE(bw.traced.find("reduce(sum"), std::string::npos) << bw.traced;
+  EXPECT_EQ(bw.optimized.find("detach"), std::string::npos) << bw.optimized;
+  EXPECT_GE(bw.fused_groups, 2) << bw.optimized;
+  EXPECT_EQ(bw.sources.size(), static_cast<size_t>(bw.fused_groups));
+
+  // An output gradient of another layout (sum()'s is expanded: stride 0) is another backward.
+  a.mutable_grad() = Tensor();
+  b.mutable_grad() = Tensor();
+  f(a, b).sum().backward();
+  auto [ga, gb] = eager_grads(ones({6, 5}, kFloat64));
+  expect_close(a.grad(), ga, 1e-12, 1e-12);
+  expect_close(b.grad(), gb, 1e-12, 1e-12);
+  EXPECT_EQ(f.variants()[0].backwards.size(), 2u);
+}
+
+TEST_F(Compile, WithoutTheJointGraphTheBackwardReplaysAndAgrees) {
+  auto replayed = compile(seed_chain, CompileOptions().set_joint_backward(false));
+  auto joint = compile(seed_chain);
+  Tensor a = randn({3, 4}, kFloat64).requires_grad_(true), b = randn({3, 4}, kFloat64);
+  std::vector<Tensor> grads;
+  for (auto* f : {&replayed, &joint}) {
+    (*f)(a, b);
+    a.mutable_grad() = Tensor();
+    (*f)(a, b).sum().backward();
+    grads.push_back(a.grad());
+  }
+  EXPECT_TRUE(replayed.variants()[0].backwards.empty());
+  EXPECT_EQ(joint.variants()[0].backwards.size(), 1u);
+  expect_close(grads[1], grads[0], 1e-12, 1e-12);
+}
+
+TEST_F(Compile, TwoOutputsGradientsAreOneTensorOrTwo) {
+  // The trace makes one value of one tensor passed twice: a later call with two tensors must
+  // not reuse that backward.
+  auto f = compile([](const Tensor& a) { return std::tuple{(a * 2).exp(), (a - 1).tanh()}; });
+  Tensor a = randn({4}, kFloat64).requires_grad_(true);
+  f(a);
+  auto eager = [&](const Tensor& g1, const Tensor& g2) {
+    Tensor a2 = a.detach().clone().requires_grad_(true);
+    return autograd::grad({(a2 * 2).exp(), (a2 - 1).tanh()}, {a2}, {g1, g2})[0];
+  };
+  Tensor g = randn({4}, kFloat64), h = randn({4}, kFloat64);
+  auto [y1, y2] = f(a);
+  expect_close(autograd::grad({y1, y2}, {a}, {g, g})[0], eager(g, g), 1e-12, 1e-12);
+  auto [z1, z2] = f(a);
+  expect_close(autograd::grad({z1, z2}, {a}, {g, h})[0], eager(g, h), 1e-12, 1e-12);
+  EXPECT_EQ(f.variants()[0].backwards.size(), 2u);
+}
+
 TEST_F(Compile, AGraphThatWritesOrDrawsReplaysOpByOpInstead) {
   auto writes = compile([](const Tensor& a) {
     Tensor t = a * 2;

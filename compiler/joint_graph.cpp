@@ -1,0 +1,218 @@
+// compiler/joint_graph.cpp — tracing, checking and running a compiled function's backward
+// (see joint_graph.h).
+#include "compiler/joint_graph.h"
+
+#include <iostream>
+
+#include "autograd/engine.h"
+#include "compiler/passes.h"
+#include "compiler/program.h"
+#include "compiler/replay.h"
+#include "compiler/tracer.h"
+#include "core/error.h"
+#include "core/grad_mode.h"
+
+namespace glass::compiler {
+namespace {
+
+// What a backward was traced for, beyond the forward variant's own guards (which fix the
+// saved inputs): which inputs want a gradient, and each output gradient's metadata.
+struct GradMeta {
+  bool defined = false;
+  std::vector<int64_t> sizes, strides;
+  ScalarType dtype = ScalarType::Undefined;
+  Device device{kCPU};
+  bool operator==(const GradMeta&) const = default;
+  static GradMeta of(const Tensor& t) {
+    if (!t.defined()) return {};
+    return {true, t.sizes().vec(), t.strides().vec(), t.dtype(), t.device()};
+  }
+};
+
+// For each gradient, the first earlier one that is the same tensor (the trace made one value
+// of the two, so the graph would read one for both) or shares its storage; -1 for none.
+std::vector<int> grad_aliases(const std::vector<Tensor>& grads) {
+  std::vector<int> first(2 * grads.size(), -1);
+  for (size_t i = 0; i < grads.size(); ++i)
+    for (size_t j = 0; j < i && grads[i].defined(); ++j) {
+      if (!grads[j].defined()) continue;
+      if (first[2 * i] < 0 && grads[i].is_same(grads[j])) first[2 * i] = static_cast<int>(j);
+      if (first[2 * i + 1] < 0 && grads[i].is_alias_of(grads[j]))
+        first[2 * i + 1] = static_cast<int>(j);
+    }
+  return first;
+}
+
+// Why the joint graph reads a tensor no saved input, gradient, forward constant or number
+// explains, or "".
+std::string unexplained_constant(const Graph& joint, const Graph& forward) {
+  for (size_t v = 0; v < joint.values.size(); ++v) {
+    const Value& value = joint.values[v];
+    if (value.kind != Value::Kind::Constant || value.is_wrapped_number || value.folded ||
+        !value.constant.defined())
+      continue;
+    bool known = false;
+    for (const Value& f : forward.values)
+      known = known || (f.kind == Value::Kind::Constant && f.constant.defined() &&
+                        f.constant.is_same(value.constant));
+    if (known) continue;
+    std::string reader = "the return";
+    for (const Node& n : joint.nodes)
+      for (int r : Graph::values_read(n))
+        if (r == static_cast<int>(v) && reader == "the return") reader = n.op->name();
+    return "a backward formula gave " + reader + "() a tensor made outside the ops (" +
+           value_name(joint, static_cast<int>(v)) +
+           "), which a traced graph would read as it was at the trace";
+  }
+  return "";
+}
+
+}  // namespace
+
+struct BackwardCache::Entry {
+  std::vector<bool> needs;
+  std::vector<GradMeta> grads;
+  std::vector<int> aliases;
+  std::optional<Program> program;  // none: this kind of backward replays
+  std::vector<int> returned;       // per program output: the leaf whose gradient it is
+  BackwardInfo info;
+};
+
+BackwardCache::BackwardCache(std::shared_ptr<const Graph> forward, bool fuse, std::string name)
+    : forward_(std::move(forward)), fuse_(fuse), name_(std::move(name)) {}
+
+BackwardCache::~BackwardCache() = default;
+
+std::shared_ptr<const BackwardCache::Entry> BackwardCache::find(
+    const std::vector<bool>& needs, const std::vector<Tensor>& grads) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& e : entries_) {
+    if (e->needs != needs || e->grads.size() != grads.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < grads.size() && same; ++i) same = e->grads[i] == GradMeta::of(grads[i]);
+    if (same && e->aliases == grad_aliases(grads)) return e;
+  }
+  return nullptr;
+}
+
+std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>& leaves,
+                                                      const std::vector<int>& leaf_values,
+                                                      const std::vector<bool>& needs,
+                                                      const std::vector<Tensor>& grads) {
+  if (std::shared_ptr<const Entry> e = find(needs, grads)) {
+    if (!e->program) return std::nullopt;
+    std::vector<Tensor> inputs = leaves;
+    for (const Tensor& g : grads)
+      if (g.defined()) inputs.push_back(g);
+    std::vector<Tensor> out = e->program->run(inputs);
+    std::vector<Tensor> result(leaves.size());
+    for (size_t k = 0; k < out.size(); ++k) result[e->returned[k]] = std::move(out[k]);
+    return result;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (static_cast<int>(entries_.size()) >= kLimit) return std::nullopt;
+  }
+  // A trace records this thread's ops: one already running (a backward inside a traced
+  // function) cannot take another.
+  if (is_tracing()) return std::nullopt;
+
+  auto entry = std::make_shared<Entry>();
+  entry->needs = needs;
+  for (const Tensor& g : grads) entry->grads.push_back(GradMeta::of(g));
+  entry->aliases = grad_aliases(grads);
+
+  // The joint graph's inputs: every saved input (a leaf of its own, requiring grad where a
+  // gradient is wanted), then each defined output gradient.
+  std::vector<Tensor> inputs, wanted;
+  std::vector<int> wanted_leaf;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    Tensor leaf = leaves[i].detach();
+    if (needs[i]) {
+      leaf.requires_grad_(true);
+      wanted.push_back(leaf);
+      wanted_leaf.push_back(static_cast<int>(i));
+    }
+    inputs.push_back(leaf);
+  }
+  for (const Tensor& g : grads)
+    if (g.defined()) inputs.push_back(g);
+  const Graph& forward = *forward_;
+  std::vector<int> returned;
+  auto joint = [&]() -> std::vector<Tensor> {
+    std::vector<Tensor> env(forward.values.size());
+    for (size_t i = 0; i < leaves.size(); ++i) env[leaf_values[i]] = inputs[i];
+    std::vector<Tensor> outs, out_grads;
+    {
+      AutoGradMode on(true);
+      for (const Node& n : forward.nodes) run_node(forward, n, env);
+      for (size_t i = 0; i < forward.outputs.size() && i < grads.size(); ++i) {
+        const Tensor& o = value_tensor(forward, forward.outputs[i], env);
+        if (o.defined() && o.requires_grad() && grads[i].defined()) {
+          outs.push_back(o);
+          out_grads.push_back(grads[i]);
+        }
+      }
+    }
+    std::vector<Tensor> result;
+    if (outs.empty() || wanted.empty()) return result;
+    autograd::tensor_list got = autograd::grad(outs, wanted, out_grads, /*retain_graph=*/false,
+                                               /*create_graph=*/false, /*allow_unused=*/true);
+    for (size_t k = 0; k < got.size(); ++k)
+      if (got[k].defined()) {
+        result.push_back(got[k]);
+        returned.push_back(wanted_leaf[k]);
+      }
+    return result;
+  };
+  TraceResult traced = trace(inputs, joint, /*fullgraph=*/false, /*joint=*/true);
+  BackwardInfo& info = entry->info;
+  info.traced = traced.graph.to_string();
+  if (traced.graph_break)
+    info.replayed = traced.graph_break->message;
+  else
+    info.replayed = unexplained_constant(traced.graph, forward);
+  if (info.replayed.empty()) {
+    Graph& g = traced.graph;
+    // It all runs with grad mode off, the recomputed forward too (and so its ops and the
+    // formulas' can merge).
+    for (Node& n : g.nodes) n.grad_enabled = false;
+    eliminate_dead_code(g);
+    bypass_detaches(g);
+    eliminate_common_subexpressions(g);
+    fold_constants(g);
+    eliminate_dead_code(g);
+    // The joint graph runs with grad mode off: requires_grad does not stop fusion.
+    std::vector<FusionGroup> groups;
+    if (fuse_) groups = find_fusion_groups(g, /*forward_without_grad=*/true);
+    info.fused_groups = static_cast<int>(groups.size());
+    info.optimized = g.to_string();
+    entry->program = make_program(std::move(g), std::move(groups));
+    info.sources = entry->program->sources;
+    entry->returned = returned;
+  }
+  if (compile_debug()) {
+    std::cerr << "glass::compile: " << name_ << " backward traced:\n" << info.traced;
+    if (info.replayed.empty())
+      std::cerr << "after passes (" << info.fused_groups << " fused groups):\n" << info.optimized;
+    else
+      std::cerr << "it replays instead: " << info.replayed << "\n";
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (static_cast<int>(entries_.size()) < kLimit) entries_.push_back(entry);
+  }
+  // The trace computed this call's gradients as it ran (past a break too: it ran on).
+  std::vector<Tensor> result(leaves.size());
+  for (size_t k = 0; k < traced.outputs.size(); ++k) result[returned[k]] = traced.outputs[k];
+  return result;
+}
+
+std::vector<BackwardInfo> BackwardCache::info() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<BackwardInfo> out;
+  for (const auto& e : entries_) out.push_back(e->info);
+  return out;
+}
+
+}  // namespace glass::compiler

@@ -1,0 +1,62 @@
+// compiler/joint_graph.h — a compiled function's backward, traced and fused: AOTAutograd's
+// joint graph, small.
+//
+// A variant that runs as one autograd node (autograd_node.h) saves only its inputs, so its
+// backward first recomputes the forward, then runs each op's backward formula. Traced
+// together — the forward replayed with grad on from the saved inputs, then autograd::grad,
+// all with the trace on — they are one graph from (saved inputs, output gradients) to input
+// gradients: the joint graph. Its forward ops and the formulas' ops are mostly elementwise,
+// so fusion turns the pair into a few kernels, and the recomputed forward costs no memory
+// traffic of its own (Inductor's partitioner recomputes pointwise ops for the same reason).
+//
+// Invariant: a traced backward runs only for a call like the one it was traced on — the same
+// wanted inputs, output gradients with the same metadata and aliasing — and only when every
+// tensor the joint graph reads is a saved input, an output gradient, a tensor the forward
+// graph itself reads live, or a number. Anything else (a formula that built a tensor outside
+// the ops, which a trace would freeze) makes that backward replay the graph instead.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/compile.h"
+#include "compiler/graph.h"
+
+namespace glass::compiler {
+
+class BackwardCache {
+ public:
+  // `forward`: the variant's optimised graph. `fuse`: fuse the joint graph's pointwise ops.
+  BackwardCache(std::shared_ptr<const Graph> forward, bool fuse, std::string name);
+  ~BackwardCache();
+
+  // The gradients of `leaves` (the saved inputs; `leaf_values[i]` is the forward graph's
+  // value leaf i stands for) that `needs` asks for, given the output gradients `grads`
+  // (undefined where an output got none). The first call of a kind traces the joint graph
+  // and compiles it; later ones run it. nullopt: replay the graph instead (see above).
+  std::optional<std::vector<Tensor>> run(const std::vector<Tensor>& leaves,
+                                         const std::vector<int>& leaf_values,
+                                         const std::vector<bool>& needs,
+                                         const std::vector<Tensor>& grads);
+
+  std::vector<BackwardInfo> info() const;
+
+  // Backwards traced per variant before further kinds replay (Dynamo's recompile limit).
+  static constexpr int kLimit = 8;
+
+ private:
+  struct Entry;
+  std::shared_ptr<const Entry> find(const std::vector<bool>& needs,
+                                    const std::vector<Tensor>& grads) const;
+
+  std::shared_ptr<const Graph> forward_;
+  bool fuse_;
+  std::string name_;
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<const Entry>> entries_;
+};
+
+}  // namespace glass::compiler

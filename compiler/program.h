@@ -1,0 +1,46 @@
+// compiler/program.h — an optimised graph ready to run: its nodes and fused groups in the
+// order they run, and each group's kernel.
+//
+// Invariant: every node of the graph runs exactly once, either on its own (replayed, replay.h)
+// or inside its fused group, which runs where the group's last node (its root) was; so a
+// value is computed before anything reads it, as in the trace.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/graph.h"
+#include "compiler/passes.h"
+
+namespace glass::compiler {
+
+struct Program {
+  struct Step {
+    int node = -1;   // a node of the graph, run as recorded
+    int group = -1;  // or a fused group
+  };
+  std::shared_ptr<const Graph> graph;
+  std::vector<Step> steps;
+  std::vector<FusionGroup> groups;
+  // One per group: its compiled kernel (C++ on the CPU, CUDA on a CUDA device), or empty where
+  // none could be built (no compiler, no NVRTC): then the group is interpreted.
+  std::vector<std::function<Tensor(TensorList)>> kernels;
+  std::vector<std::string> sources;  // each group's generated source
+
+  // The graph's outputs for `inputs` (one per graph input, in order).
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  // Each group's nodes, for the viewer and Graph::to_dot.
+  std::vector<std::vector<int>> group_nodes() const;
+};
+
+// Orders `graph`'s nodes and `groups` into steps and builds every group's kernel: the CPU
+// groups in one C++ shared object, each CUDA device's groups in one CUDA source. A group that
+// cannot be built here keeps an empty kernel, with one warning per process saying why.
+Program make_program(Graph graph, std::vector<FusionGroup> groups);
+
+// GLASS_COMPILE_DEBUG=1: print each graph before and after the passes, and what it became.
+bool compile_debug();
+
+}  // namespace glass::compiler
