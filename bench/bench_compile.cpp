@@ -116,26 +116,30 @@ void BM_chain_compiled(benchmark::State& state) {
   report_speedup(state, "chain", seconds_per_iter(state, t0));
 }
 
-// The seed chain with gradients, on 4M floats: compiled, its forward runs fused under one
-// autograd node whose backward replays the chain op by op (autograd_node.h).
-template <bool kCompiled>
+// The seed chain with gradients, on 4M floats. Compiled, its forward runs fused under one
+// autograd node (autograd_node.h), whose backward is either the joint graph, traced and
+// fused (joint_graph.h), or a replay of the chain op by op.
+enum class Train { kEager, kReplayed, kJoint };
+template <Train kMode>
 void BM_chain_train(benchmark::State& state) {
-  if (kCompiled && !have_compiler(state)) return;
+  if (kMode != Train::kEager && !have_compiler(state)) return;
   Tensor a = glass::randn({2048, 2048}).requires_grad_(true);
   Tensor b = glass::randn({2048, 2048}).requires_grad_(true);
-  auto f = glass::compile(seed_chain);
+  auto f = glass::compile(seed_chain,
+                          glass::CompileOptions().set_joint_backward(kMode == Train::kJoint));
   auto step = [&] {
-    Tensor y = kCompiled ? f(a, b) : seed_chain(a, b);
+    Tensor y = kMode == Train::kEager ? seed_chain(a, b) : f(a, b);
     y.sum().backward();
   };
-  step();
+  step();  // the forward's trace
+  step();  // the backward's
   const auto t0 = glass_bench::Clock::now();
   for (auto _ : state) step();
   const double s = seconds_per_iter(state, t0);
-  if (kCompiled)
-    report_speedup(state, "chain_train", s);
-  else
+  if (kMode == Train::kEager)
     eager_time()["chain_train"] = s;
+  else
+    report_speedup(state, "chain_train", s);
 }
 
 struct MLPImpl : glass::nn::Module {
@@ -181,8 +185,13 @@ BENCHMARK(BM_tiny_eager);
 BENCHMARK(BM_tiny_compiled);
 BENCHMARK(BM_chain_eager)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_chain_compiled)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_chain_train<false>)->Name("chain_train_eager")->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_chain_train<true>)->Name("chain_train_compiled")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_chain_train<Train::kEager>)->Name("chain_train_eager")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_chain_train<Train::kReplayed>)
+    ->Name("chain_train_compiled_replayed")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_chain_train<Train::kJoint>)
+    ->Name("chain_train_compiled_joint")
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mlp<false, true>)->Name("mlp_eager")->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mlp<true, true>)->Name("mlp_compiled")->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mlp<false, false>)->Name("mlp_infer_eager")->Unit(benchmark::kMicrosecond);

@@ -182,9 +182,10 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
     eliminate_common_subexpressions(g);
     fold_constants(g);
     eliminate_dead_code(g);
-    // The joint graph runs with grad mode off: requires_grad does not stop fusion.
+    // The joint graph runs with grad mode off: requires_grad does not stop fusion. The
+    // formulas read the forward's values several times each: recompute them in each kernel.
     std::vector<FusionGroup> groups;
-    if (fuse_) groups = find_fusion_groups(g, /*forward_without_grad=*/true);
+    if (fuse_) groups = find_fusion_groups(g, /*forward_without_grad=*/true, /*recompute=*/true);
     info.fused_groups = static_cast<int>(groups.size());
     info.optimized = g.to_string();
     entry->program = make_program(std::move(g), std::move(groups));

@@ -243,6 +243,10 @@ namespace {
 
 enum class PointwiseKind { None, Unary, Binary, Clamp, Where, Reduce };
 
+// find_fusion_groups(recompute): a value read by more nodes than this is loaded, not
+// recomputed in each reader's kernel.
+constexpr size_t kMaxRecomputedReaders = 4;
+
 PointwiseKind kind_of(const Node& n) {
   if (n.mutates()) return PointwiseKind::None;
   const char* name = n.op->name();
@@ -349,7 +353,41 @@ std::optional<FusionGroup> build_group(const Graph& g, std::vector<int> members,
 
 }  // namespace
 
-std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without_grad) {
+namespace {
+
+// Whether node n's result must be in memory: the caller gets it, a group's kernel loads it,
+// or a node that runs on its own reads it (`alone`, decided for every later node). Otherwise
+// it lives only inside the kernels of the groups that compute it.
+bool materialized(const Graph& g, int n, const std::vector<std::vector<int>>& uses,
+                  const std::set<int>& loaded, const std::vector<bool>& alone) {
+  for (int v : g.nodes[n].outputs) {
+    if (loaded.count(v)) return true;
+    if (std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end()) return true;
+    for (int u : uses[v])
+      if (alone[u]) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<bool> nodes_run_alone(const Graph& g, const std::vector<FusionGroup>& groups) {
+  const int n_nodes = static_cast<int>(g.nodes.size());
+  std::vector<bool> member(n_nodes, false), root(n_nodes, false), alone(n_nodes, false);
+  std::set<int> loaded;
+  for (const FusionGroup& group : groups) {
+    for (int n : group.nodes) member[n] = true;
+    root[group.nodes.back()] = true;
+    loaded.insert(group.inputs.begin(), group.inputs.end());
+  }
+  const std::vector<std::vector<int>> uses = g.uses();
+  for (int n = n_nodes - 1; n >= 0; --n)  // readers come after what they read
+    alone[n] = !root[n] && (!member[n] || materialized(g, n, uses, loaded, alone));
+  return alone;
+}
+
+std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without_grad,
+                                            bool recompute) {
   const int n_nodes = static_cast<int>(g.nodes.size());
   std::vector<int> segment(n_nodes);  // how many writes come before each node
   for (int i = 0, writes = 0; i < n_nodes; ++i) {
@@ -358,15 +396,22 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
   }
   std::vector<std::vector<int>> uses = g.uses();
   std::set<int> outputs(g.outputs.begin(), g.outputs.end());
-  std::vector<bool> assigned(n_nodes, false);
+  // Decided from the last node back, as nodes_run_alone decides them: every reader of a node
+  // is settled before the node is.
+  std::vector<bool> member(n_nodes, false), root(n_nodes, false), alone(n_nodes, false);
+  std::set<int> loaded;  // the values some group's kernel reads from memory
   std::vector<FusionGroup> groups;
-  for (int root = n_nodes - 1; root >= 0; --root) {
-    const Node& r = g.nodes[root];
-    if (assigned[root] || kind_of(r) == PointwiseKind::None || r.outputs.empty()) continue;
-    const Device device = g.values[r.outputs[0]].meta.device;
-    if (!fusable_on(g, r, device, forward_without_grad)) continue;
-    std::set<int> members{root};
-    // Pull in producers whose every reader is already in the group, until none is left.
+  for (int r = n_nodes - 1; r >= 0; --r) {
+    const Node& rn = g.nodes[r];
+    // A member already computed inside the kernels of all its readers needs nothing more.
+    if (member[r] && !materialized(g, r, uses, loaded, alone)) continue;
+    alone[r] = true;  // unless it becomes a group's root below
+    if (kind_of(rn) == PointwiseKind::None || rn.outputs.empty()) continue;
+    const Device device = g.values[rn.outputs[0]].meta.device;
+    if (!fusable_on(g, rn, device, forward_without_grad)) continue;
+    std::set<int> members{r};
+    // Pull in producers whose every reader is already in the group (or, with `recompute`, a
+    // value a few nodes read, computed again here), until none is left.
     for (bool grew = true; grew;) {
       grew = false;
       for (int m : std::vector<int>(members.begin(), members.end())) {
@@ -375,8 +420,7 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
           if (value.kind != Value::Kind::NodeOutput || value.node < 0 || value.written >= 0)
             continue;
           int p = value.node;
-          if (members.count(p) || assigned[p] || outputs.count(v) || segment[p] != segment[root])
-            continue;
+          if (members.count(p) || root[p] || outputs.count(v) || segment[p] != segment[r]) continue;
           const Node& producer = g.nodes[p];
           PointwiseKind k = kind_of(producer);
           if (k == PointwiseKind::None || k == PointwiseKind::Reduce ||
@@ -384,7 +428,7 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
             continue;
           bool all_inside = true;
           for (int u : uses[v]) all_inside &= members.count(u) > 0;
-          if (!all_inside) continue;
+          if (!all_inside && (!recompute || uses[v].size() > kMaxRecomputedReaders)) continue;
           members.insert(p);
           grew = true;
         }
@@ -393,7 +437,10 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
     if (members.size() < 2) continue;
     std::optional<FusionGroup> group = build_group(g, {members.begin(), members.end()}, device);
     if (!group) continue;
-    for (int m : members) assigned[m] = true;
+    for (int m : members) member[m] = true;
+    root[r] = true;
+    alone[r] = false;
+    loaded.insert(group->inputs.begin(), group->inputs.end());
     groups.push_back(std::move(*group));
   }
   std::reverse(groups.begin(), groups.end());

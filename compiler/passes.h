@@ -33,7 +33,8 @@ int bypass_detaches(Graph& graph);
 // A chain (a DAG) of pointwise nodes whose intermediate values nothing else reads, ending in
 // `root` (a pointwise op, or a reduction). It runs as one kernel where the root ran.
 struct FusionGroup {
-  std::vector<int> nodes;   // the members, in graph order; the last is the root
+  std::vector<int> nodes;   // the members, in graph order; the last is the root (a member may
+                            // be in other groups too: find_fusion_groups' `recompute`)
   std::vector<int> inputs;  // the values the kernel reads: the program's inputs 0, 1, ...
   int output = -1;          // the root's result
   PointwiseProgram program;
@@ -43,6 +44,17 @@ struct FusionGroup {
 // device; a reduction ends only a CPU group), none of which carries a forward-mode tangent or
 // needs grad — unless `forward_without_grad`: the graph's forward runs with grad mode off
 // under one autograd node (autograd_node.h), so requires_grad does not stop fusion.
-std::vector<FusionGroup> find_fusion_groups(const Graph& graph, bool forward_without_grad = false);
+//
+// `recompute`: a pointwise value read by a few nodes is computed again inside each reader's
+// group, instead of written once and loaded by each (Inductor inlines pointwise producers
+// into their consumers the same way): more arithmetic, less memory traffic. Such a node is
+// then in several groups; it runs on its own only where something else reads it from memory.
+std::vector<FusionGroup> find_fusion_groups(const Graph& graph, bool forward_without_grad = false,
+                                            bool recompute = false);
+
+// For each node, whether it runs as a step of its own: it is no group's root, and it is in no
+// group or its result is needed in memory (returned, loaded by a group's kernel, or read by
+// a node that runs on its own).
+std::vector<bool> nodes_run_alone(const Graph& graph, const std::vector<FusionGroup>& groups);
 
 }  // namespace glass::compiler

@@ -71,17 +71,14 @@ void compile_groups(const std::vector<FusionGroup>& groups,
 
 Program make_program(Graph graph, std::vector<FusionGroup> groups) {
   Program p;
-  std::vector<int> group_of(graph.nodes.size(), -1);
-  std::vector<bool> is_root(graph.nodes.size(), false);
-  for (size_t k = 0; k < groups.size(); ++k) {
-    for (int n : groups[k].nodes) group_of[n] = static_cast<int>(k);
-    is_root[groups[k].nodes.back()] = true;
-  }
+  std::vector<int> root_of(graph.nodes.size(), -1);  // the group a node is the root of
+  for (size_t k = 0; k < groups.size(); ++k) root_of[groups[k].nodes.back()] = static_cast<int>(k);
+  const std::vector<bool> alone = nodes_run_alone(graph, groups);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    if (group_of[n] < 0)
+    if (root_of[n] >= 0)
+      p.steps.push_back({-1, root_of[n]});
+    else if (alone[n])
       p.steps.push_back({static_cast<int>(n), -1});
-    else if (is_root[n])
-      p.steps.push_back({-1, group_of[n]});
   }
   p.kernels.resize(groups.size());
   compile_groups(groups, p.kernels, p.sources);

@@ -6,12 +6,13 @@
 // (guards, a retrace), a branch on a value (a graph break), and the same branch without the
 // break; 4. the passes (dead code, a common subexpression, constant folding); 5. fusion and
 // the generated loop; 6. the seed's "30–200%" against this machine; 7. the same group as a
-// CUDA kernel on the simulated GPU, and what it moves against eager's kernels.
+// CUDA kernel on the simulated GPU, and what it moves against eager's kernels; 8. the
+// backward traced with the forward it recomputes (the joint graph), fused, and what it moves.
 //
 // stdout is deterministic and lesson_12_output compares it with README.md. Timings are
 // not: they go to stderr, each line starting with "[time]".
 //
-// [SECTION] helpers   [SECTION] 1-7   [SECTION] main
+// [SECTION] helpers   [SECTION] 1-8   [SECTION] main
 #include <glass/glass.h>
 
 #include <algorithm>
@@ -304,6 +305,86 @@ void on_a_gpu() {
   std::cout << "  ...\n";
 }
 
+// [SECTION] 8. the backward, traced and fused ---------------------------------------------
+
+// The IR a generated kernel starts with, as a comment: "// glass_kernel..." up to its output.
+std::string kernel_ir(const std::string& source) {
+  const size_t begin = source.find("// glass_");
+  const size_t end = source.find("<- output", begin);
+  return source.substr(begin, source.find('\n', end) - begin);
+}
+
+void the_backward() {
+  section("8. the backward, traced and fused");
+  auto f = glass::compile(seed_chain);
+  Tensor a = glass::randn({64}).requires_grad_(), b = glass::randn({64}).requires_grad_();
+  const Tensor g = glass::randn({64});
+  f(a, b);              // traces the forward
+  f(a, b).backward(g);  // the first backward traces the joint graph
+  const glass::compiler::BackwardInfo bw = f.variants()[0].backwards.at(0);
+  std::cout << "the joint graph, as traced (inputs: a, b, the output's gradient):\n";
+  indented(bw.traced);
+  std::cout << "after the passes: " << bw.fused_groups
+            << " fused groups, each computing the chain again; the first, a's gradient:\n";
+  indented(kernel_ir(bw.sources.at(0)));
+  Tensor a2 = a.detach().requires_grad_(), b2 = b.detach().requires_grad_();
+  seed_chain(a2, b2).backward(g);
+  const Tensor ga = a.grad().clone(), gb = b.grad().clone();
+  a.mutable_grad() = Tensor();
+  b.mutable_grad() = Tensor();
+  f(a, b).backward(g);  // now the compiled joint graph runs
+  std::cout << "gradients equal eager's: "
+            << (glass::allclose(a.grad(), a2.grad(), 1e-5, 1e-6) &&
+                        glass::allclose(b.grad(), b2.grad(), 1e-5, 1e-6) &&
+                        glass::allclose(a.grad(), ga, 1e-5, 1e-6) &&
+                        glass::allclose(b.grad(), gb, 1e-5, 1e-6)
+                    ? "yes"
+                    : "no")
+            << "\n";
+
+  // What the backward moves on the simulated GPU (section 7 switched to it).
+  const int64_t n = 1 << 16;
+  const Tensor a0 = glass::randn({n}), b0 = glass::randn({n}), g0 = glass::randn({n});
+  auto backward_stats = [&](bool compiled) {
+    Tensor x = a0.to(glass::kCUDA).requires_grad_(), y = b0.to(glass::kCUDA).requires_grad_();
+    Tensor out = compiled ? f(x, y) : seed_chain(x, y), grad = g0.to(glass::kCUDA);
+    glass::cuda::synchronize();
+    return traffic([&] { out.backward(grad); });
+  };
+  backward_stats(true);  // a new variant (CUDA tensors): its forward and backward are traced
+  backward_stats(true);
+  const auto eager_stats = backward_stats(false);
+  const auto joint_stats = backward_stats(true);
+  const auto per_element = [&](uint64_t bytes) { return fixed(double(bytes) / (4.0 * n), 1); };
+  std::cout << "backward of the seed chain on " << n << " floats of cuda:0\n"
+            << "  eager:    " << eager_stats.launches << " kernels, "
+            << per_element(eager_stats.global_load_bytes) << " floats read and "
+            << per_element(eager_stats.global_store_bytes) << " written per element\n"
+            << "  compiled: " << joint_stats.launches << " kernels,  "
+            << per_element(joint_stats.global_load_bytes) << " floats read and "
+            << per_element(joint_stats.global_store_bytes) << " written per element\n";
+
+  // A training step's time on the CPU: the forward and the backward, 4M floats.
+  Tensor x = glass::randn({2048, 2048}).requires_grad_(),
+         y = glass::randn({2048, 2048}).requires_grad_();
+  auto replayed = glass::compile(seed_chain, glass::CompileOptions().set_joint_backward(false));
+  auto step = [&](const std::function<Tensor(const Tensor&, const Tensor&)>& fn) {
+    return [&, fn] { fn(x, y).sum().backward(); };
+  };
+  auto eager_step = step(seed_chain);
+  auto joint_step = step([&](const Tensor& p, const Tensor& q) { return f(p, q); });
+  auto replay_step = step([&](const Tensor& p, const Tensor& q) { return replayed(p, q); });
+  for (int i = 0; i < 2; ++i) joint_step(), replay_step();  // the traces
+  const double eager = seconds_per_call(eager_step, 2);
+  const double joint = seconds_per_call(joint_step, 2);
+  const double replay = seconds_per_call(replay_step, 2);
+  std::cout << "timed on stderr: a training step (forward and backward) on 4M floats\n";
+  std::cerr << "[time] seed chain step, 4M floats: eager " << fixed(eager * 1e3, 1)
+            << " ms, compiled with the backward replayed " << fixed(replay * 1e3, 1) << " ms ("
+            << fixed(eager / replay, 2) << "x), with the joint graph " << fixed(joint * 1e3, 1)
+            << " ms (" << fixed(eager / joint, 2) << "x)\n";
+}
+
 }  // namespace
 
 // [SECTION] main ---------------------------------------------------------------------------
@@ -317,5 +398,6 @@ int main() {
   fusion_and_codegen();
   the_seeds_claim();
   on_a_gpu();
+  the_backward();
   return 0;
 }

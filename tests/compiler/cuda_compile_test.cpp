@@ -211,6 +211,45 @@ TEST_F(CudaCompile, GradientsThroughACompiledCudaFunctionEqualEager) {
   EXPECT_EQ(close(b.grad().cpu(), eb.grad().cpu(), 1e-6, 1e-7), "");
 }
 
+// The backward's joint graph on the device: the chain recomputed inside each gradient's
+// kernel, so the backward reads a, b and the output's gradient once per kernel and writes
+// each gradient once.
+TEST_F(CudaCompile, TheJointBackwardOnTheDeviceMovesEachArrayOncePerGradient) {
+  auto fn = [](const Tensor& a, const Tensor& b) {
+    return ((a * b + a) * 0.5 - b).relu().sigmoid();
+  };
+  auto f = glass::compile(fn);
+  Generator gen = make_generator(Device(kCPU), 12);
+  const int64_t n = 10000;
+  const Tensor a0 = randn({n}, gen), b0 = randn({n}, gen), g0 = randn({n}, gen);
+  Tensor a = dev(a0).requires_grad_(), b = dev(b0).requires_grad_();
+  f(a, b);
+  f(a, b).backward(dev(g0));  // traces the joint graph
+  auto backward_traffic = [&](bool compiled) {
+    Tensor x = dev(a0).requires_grad_(), y = dev(b0).requires_grad_();
+    Tensor out = compiled ? f(x, y) : fn(x, y), g = dev(g0);
+    cuda::synchronize();
+    cuda::sim::ScopedKernelStats stats;
+    out.backward(g);
+    cuda::synchronize();
+    return std::tuple{stats.total().global_load_bytes, stats.total().global_store_bytes,
+                      x.grad().cpu(), y.grad().cpu()};
+  };
+  const auto [loaded, stored, ga, gb] = backward_traffic(true);
+  const auto [eager_loaded, eager_stored, ea, eb] = backward_traffic(false);
+  const std::vector<BackwardInfo> backwards = f.variants().at(0).backwards;
+  ASSERT_EQ(backwards.size(), 1u);
+  EXPECT_EQ(backwards[0].replayed, "");
+  EXPECT_EQ(backwards[0].fused_groups, 2) << backwards[0].optimized;
+  EXPECT_EQ(loaded, uint64_t(6 * 4 * n));
+  EXPECT_EQ(stored, uint64_t(2 * 4 * n));
+  EXPECT_GT(eager_loaded, 2 * loaded) << eager_loaded;
+  EXPECT_GT(eager_stored, 2 * stored) << eager_stored;
+  // float32, summed in another order (each kernel recomputes the chain): the dtype's tolerance.
+  EXPECT_EQ(close(ga, ea, 1e-5, 1e-6), "");
+  EXPECT_EQ(close(gb, eb, 1e-5, 1e-6), "");
+}
+
 // A launch returns before its kernel runs: the kernel's code must stay loaded after the last
 // CompiledCudaPointwise is gone (here a temporary, gone before the kernel has run).
 TEST_F(CudaCompile, AQueuedLaunchOutlivesTheCompiledGroup) {
