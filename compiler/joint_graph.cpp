@@ -43,30 +43,6 @@ std::vector<int> grad_aliases(const std::vector<Tensor>& grads) {
   return first;
 }
 
-// Why the joint graph reads a tensor no saved input, gradient, forward constant or number
-// explains, or "".
-std::string unexplained_constant(const Graph& joint, const Graph& forward) {
-  for (size_t v = 0; v < joint.values.size(); ++v) {
-    const Value& value = joint.values[v];
-    if (value.kind != Value::Kind::Constant || value.is_wrapped_number || value.folded ||
-        !value.constant.defined())
-      continue;
-    bool known = false;
-    for (const Value& f : forward.values)
-      known = known || (f.kind == Value::Kind::Constant && f.constant.defined() &&
-                        f.constant.is_same(value.constant));
-    if (known) continue;
-    std::string reader = "the return";
-    for (const Node& n : joint.nodes)
-      for (int r : Graph::values_read(n))
-        if (r == static_cast<int>(v) && reader == "the return") reader = n.op->name();
-    return "a backward formula gave " + reader + "() a tensor made outside the ops (" +
-           value_name(joint, static_cast<int>(v)) +
-           "), which a traced graph would read as it was at the trace";
-  }
-  return "";
-}
-
 }  // namespace
 
 struct BackwardCache::Entry {
@@ -77,6 +53,29 @@ struct BackwardCache::Entry {
   std::vector<int> returned;       // per program output: the leaf whose gradient it is
   BackwardInfo info;
 };
+
+std::string unexplained_tensor(const Graph& joint, const Graph& forward) {
+  for (size_t v = 0; v < joint.values.size(); ++v) {
+    const Value& value = joint.values[v];
+    if (value.kind != Value::Kind::Constant || value.is_wrapped_number || value.folded ||
+        !value.constant.defined())
+      continue;
+    bool known = false;
+    for (const Value& f : forward.values)
+      known = known || (f.kind == Value::Kind::Constant && f.constant.defined() &&
+                        f.constant.is_same(value.constant));
+    if (known) continue;
+    std::string reader;
+    for (const Node& n : joint.nodes)
+      for (int r : Graph::values_read(n))
+        if (r == static_cast<int>(v) && reader.empty()) reader = std::string(n.op->name()) + "()";
+    return "the backward reads a tensor made outside the ops (" +
+           value_name(joint, static_cast<int>(v)) + ", read by " +
+           (reader.empty() ? "the return" : reader) +
+           "), which a traced graph would read as it was at the trace";
+  }
+  return "";
+}
 
 BackwardCache::BackwardCache(std::shared_ptr<const Graph> forward, bool fuse, std::string name)
     : forward_(std::move(forward)), fuse_(fuse), name_(std::move(name)) {}
@@ -171,7 +170,7 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
   if (traced.graph_break)
     info.replayed = traced.graph_break->message;
   else
-    info.replayed = unexplained_constant(traced.graph, forward);
+    info.replayed = unexplained_tensor(traced.graph, forward);
   if (info.replayed.empty()) {
     Graph& g = traced.graph;
     // It all runs with grad mode off, the recomputed forward too (and so its ops and the

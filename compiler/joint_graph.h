@@ -27,6 +27,11 @@
 
 namespace glass::compiler {
 
+// Why `joint` reads a tensor that is no input (saved input, output gradient), no tensor the
+// forward graph reads live, and no number: one a backward formula built outside the ops,
+// which the graph would read as it was at the trace. "" when there is none.
+std::string unexplained_tensor(const Graph& joint, const Graph& forward);
+
 class BackwardCache {
  public:
   // `forward`: the variant's optimised graph. `fuse`: fuse the joint graph's pointwise ops.

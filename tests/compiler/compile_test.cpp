@@ -15,6 +15,7 @@
 #include "autograd/engine.h"
 #include "autograd/forward_ad.h"
 #include "autograd/gradcheck.h"
+#include "compiler/joint_graph.h"
 #include "compiler/kernel_cache.h"
 #include "compiler/tracer.h"
 #include "core/grad_mode.h"
@@ -622,6 +623,41 @@ TEST_F(Compile, WithoutTheJointGraphTheBackwardReplaysAndAgrees) {
   expect_close(grads[1], grads[0], 1e-12, 1e-12);
 }
 
+TEST_F(Compile, TheBackwardReadsACapturedTensorLive) {
+  // x * w: x's gradient is g * w, with w read at each backward, as the forward reads it.
+  Tensor w = randn({4}, kFloat64);
+  auto f = compile([&w](const Tensor& x) { return (x * w).exp(); });
+  Tensor x = randn({4}, kFloat64).requires_grad_(true);
+  f(x);
+  for (int call = 0; call < 3; ++call) {
+    x.mutable_grad() = Tensor();
+    f(x).sum().backward();
+    Tensor x2 = x.detach().clone().requires_grad_(true);
+    (x2 * w).exp().sum().backward();
+    expect_close(x.grad(), x2.grad(), 1e-12, 1e-12);
+    w.mul_(1.5);  // in place: the same tensor, new values
+  }
+  ASSERT_EQ(f.variants()[0].backwards.size(), 1u);
+  EXPECT_EQ(f.variants()[0].backwards[0].replayed, "");
+}
+
+TEST_F(Compile, AJointGraphReadingATensorNoOpMadeIsNotRun) {
+  // What a formula building a tensor outside the ops would leave in a joint graph: a tensor
+  // the trace met as a constant, which the forward does not read. The check names it.
+  Tensor w = randn({3}), outside = randn({3});
+  compiler::Graph forward =
+      compiler::trace({randn({3})}, [&] { return std::vector<Tensor>{randn({3}) * w}; }).graph;
+  Tensor a = randn({3});
+  compiler::Graph reads_w =
+      compiler::trace({a}, [&] { return std::vector<Tensor>{a * w + 2}; }).graph;
+  compiler::Graph reads_outside =
+      compiler::trace({a}, [&] { return std::vector<Tensor>{a * outside}; }).graph;
+  EXPECT_EQ(compiler::unexplained_tensor(reads_w, forward), "");
+  const std::string why = compiler::unexplained_tensor(reads_outside, forward);
+  EXPECT_NE(why.find("made outside the ops"), std::string::npos) << why;
+  EXPECT_NE(why.find("binary()"), std::string::npos) << why;
+}
+
 TEST_F(Compile, TwoOutputsGradientsAreOneTensorOrTwo) {
   // The trace makes one value of one tensor passed twice: a later call with two tensors must
   // not reuse that backward.
@@ -777,27 +813,36 @@ TEST_F(Compile, RandomPointwiseProgramsCompiledInOneObjectEqualEager) {
   }
 }
 
+// Through the joint graph (the backward traced and fused, values recomputed across kernels),
+// with a reduction at the end or a random gradient for the whole output.
 TEST_F(Compile, RandomProgramsHaveEagersGradients) {
   std::mt19937 rng(99);
   for (int i = 0; i < 12; ++i) {
     Recipe r = random_recipe(rng);
-    r.reduce_last = true;
+    r.reduce_last = i % 2 == 0;
     auto f = compile([&r](const Tensor& x, const Tensor& y, const Tensor& z) {
       return r.run({x, y, z});
     });
     std::vector<Tensor> in = random_inputs(kFloat64);
+    Tensor seed;  // the output's gradient, drawn once for both runs
     auto grads = [&](bool compiled) {
       std::vector<Tensor> leaves;
       for (const Tensor& t : in) leaves.push_back(t.detach().clone().requires_grad_(true));
       Tensor out = compiled ? f(leaves[0], leaves[1], leaves[2]) : r.run(leaves);
-      out.sum().backward();
+      if (!seed.defined()) seed = randn(out.sizes(), kFloat64);
+      out.backward(seed);
       std::vector<Tensor> g;
       for (const Tensor& l : leaves) g.push_back(l.grad().defined() ? l.grad() : zeros_like(l));
       return g;
     };
-    grads(true);  // the trace
+    grads(true);  // the forward's trace
+    grads(true);  // the backward's
     std::vector<Tensor> got = grads(true), want = grads(false);
     for (size_t k = 0; k < got.size(); ++k) expect_close(got[k], want[k], 1e-12, 1e-12);
+    const compiler::VariantInfo info = f.variants().at(0);
+    if (!info.one_node) continue;
+    ASSERT_EQ(info.backwards.size(), 1u) << "program " << i;
+    EXPECT_EQ(info.backwards[0].replayed, "") << "program " << i;
   }
 }
 
