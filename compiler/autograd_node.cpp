@@ -4,7 +4,6 @@
 #include <any>
 
 #include "autograd/custom_function.h"
-#include "autograd/engine.h"
 #include "autograd/variable.h"
 #include "compiler/replay.h"
 #include "core/error.h"
@@ -39,7 +38,7 @@ autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
     if (auto got = state->joint->run(leaves, state->leaf_values, needs, grads)) return *got;
   }
   std::vector<Tensor> env(graph.values.size());
-  std::vector<Tensor> leaves, wanted;  // every leaf; those whose gradient is asked for
+  std::vector<Tensor> wanted;  // the leaves whose gradient is asked for
   for (size_t i = 0; i < saved.size(); ++i) {
     Tensor leaf = saved[i].detach();
     if (ctx->needs_input_grad(i)) {
@@ -47,24 +46,8 @@ autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
       wanted.push_back(leaf);
     }
     env[state->leaf_values[i]] = leaf;
-    leaves.push_back(leaf);
   }
-  std::vector<Tensor> outs, out_grads;
-  {
-    AutoGradMode on(true);
-    for (const Node& n : graph.nodes) run_node(graph, n, env);
-    for (size_t i = 0; i < graph.outputs.size() && i < grads.size(); ++i) {
-      const Tensor& o = value_tensor(graph, graph.outputs[i], env);
-      if (o.defined() && o.requires_grad() && grads[i].defined()) {
-        outs.push_back(o);
-        out_grads.push_back(grads[i]);
-      }
-    }
-  }
-  autograd::tensor_list got;
-  if (!outs.empty() && !wanted.empty())
-    got = autograd::grad(outs, wanted, out_grads, /*retain_graph=*/false, /*create_graph=*/false,
-                         /*allow_unused=*/true);
+  std::vector<Tensor> got = replay_gradients(graph, std::move(env), wanted, grads);
   autograd::tensor_list result(saved.size());
   for (size_t i = 0, k = 0; i < saved.size(); ++i)
     if (ctx->needs_input_grad(i)) {

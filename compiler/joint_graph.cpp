@@ -4,13 +4,11 @@
 
 #include <iostream>
 
-#include "autograd/engine.h"
 #include "compiler/passes.h"
 #include "compiler/program.h"
 #include "compiler/replay.h"
 #include "compiler/tracer.h"
 #include "core/error.h"
-#include "core/grad_mode.h"
 
 namespace glass::compiler {
 namespace {
@@ -141,22 +139,8 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
   auto joint = [&]() -> std::vector<Tensor> {
     std::vector<Tensor> env(forward.values.size());
     for (size_t i = 0; i < leaves.size(); ++i) env[leaf_values[i]] = inputs[i];
-    std::vector<Tensor> outs, out_grads;
-    {
-      AutoGradMode on(true);
-      for (const Node& n : forward.nodes) run_node(forward, n, env);
-      for (size_t i = 0; i < forward.outputs.size() && i < grads.size(); ++i) {
-        const Tensor& o = value_tensor(forward, forward.outputs[i], env);
-        if (o.defined() && o.requires_grad() && grads[i].defined()) {
-          outs.push_back(o);
-          out_grads.push_back(grads[i]);
-        }
-      }
-    }
+    std::vector<Tensor> got = replay_gradients(forward, std::move(env), wanted, grads);
     std::vector<Tensor> result;
-    if (outs.empty() || wanted.empty()) return result;
-    autograd::tensor_list got = autograd::grad(outs, wanted, out_grads, /*retain_graph=*/false,
-                                               /*create_graph=*/false, /*allow_unused=*/true);
     for (size_t k = 0; k < got.size(); ++k)
       if (got[k].defined()) {
         result.push_back(got[k]);

@@ -1,6 +1,7 @@
 // compiler/replay.cpp — one node, run again (see replay.h).
 #include "compiler/replay.h"
 
+#include "autograd/engine.h"
 #include "core/error.h"
 #include "core/grad_mode.h"
 
@@ -50,6 +51,26 @@ void run_node(const Graph& graph, const Node& node, std::vector<Tensor>& env) {
               "() returned ", stack.size(), " results where the trace recorded ",
               node.outputs.size());
   for (size_t i = 0; i < node.outputs.size(); ++i) env[node.outputs[i]] = stack[i].tensor();
+}
+
+std::vector<Tensor> replay_gradients(const Graph& graph, std::vector<Tensor> env,
+                                     const std::vector<Tensor>& wanted,
+                                     const std::vector<Tensor>& grads) {
+  std::vector<Tensor> outs, out_grads;
+  {
+    AutoGradMode on(true);
+    for (const Node& n : graph.nodes) run_node(graph, n, env);
+    for (size_t i = 0; i < graph.outputs.size() && i < grads.size(); ++i) {
+      const Tensor& o = value_tensor(graph, graph.outputs[i], env);
+      if (o.defined() && o.requires_grad() && grads[i].defined()) {
+        outs.push_back(o);
+        out_grads.push_back(grads[i]);
+      }
+    }
+  }
+  if (outs.empty() || wanted.empty()) return std::vector<Tensor>(wanted.size());
+  return autograd::grad(outs, wanted, out_grads, /*retain_graph=*/false, /*create_graph=*/false,
+                        /*allow_unused=*/true);
 }
 
 }  // namespace glass::compiler

@@ -17,4 +17,12 @@ void run_node(const Graph& graph, const Node& node, std::vector<Tensor>& env);
 // The tensor a value has in `env`, or its constant (unless env holds one in its place).
 const Tensor& value_tensor(const Graph& graph, int value, const std::vector<Tensor>& env);
 
+// A compiled graph's backward by replay: the graph run again with grad on from `env` (the
+// leaves in place of the values they stand for), then autograd::grad of its outputs, given
+// `grads` (undefined where an output got none), for the leaves in `wanted`. One gradient per
+// wanted leaf, undefined where the outputs do not depend on it.
+std::vector<Tensor> replay_gradients(const Graph& graph, std::vector<Tensor> env,
+                                     const std::vector<Tensor>& wanted,
+                                     const std::vector<Tensor>& grads);
+
 }  // namespace glass::compiler

@@ -275,6 +275,14 @@ glass::cuda::sim::KernelStats traffic(const std::function<void()>& fn) {
   return stats.total();
 }
 
+// "9 floats read and 6 written per element": what the kernels counted in `s` moved, over n
+// floats.
+std::string moved(const glass::cuda::sim::KernelStats& s, int64_t n, int decimals) {
+  const auto floats = [&](uint64_t bytes) { return fixed(double(bytes) / (4.0 * n), decimals); };
+  return floats(s.global_load_bytes) + " floats read and " + floats(s.global_store_bytes) +
+         " written per element";
+}
+
 void on_a_gpu() {
   section("7. the same group on a GPU");
   // The counts come from the simulated GPU, the one GPU whose every access can be counted.
@@ -286,14 +294,11 @@ void on_a_gpu() {
   Tensor fused = f(a, b);  // traces, fuses, writes CUDA C++, builds it, runs it
   const auto eager_stats = traffic([&] { seed_chain(a, b); });
   const auto fused_stats = traffic([&] { f(a, b); });
-  const auto per_element = [&](uint64_t bytes) { return fixed(double(bytes) / (4.0 * n), 0); };
   std::cout << "seed chain on " << n << " floats of cuda:0\n"
-            << "  eager:    " << eager_stats.launches << " kernels, "
-            << per_element(eager_stats.global_load_bytes) << " floats read and "
-            << per_element(eager_stats.global_store_bytes) << " written per element\n"
-            << "  compiled: " << fused_stats.launches << " kernel,  "
-            << per_element(fused_stats.global_load_bytes) << " floats read and "
-            << per_element(fused_stats.global_store_bytes) << " written per element\n"
+            << "  eager:    " << eager_stats.launches << " kernels, " << moved(eager_stats, n, 0)
+            << "\n"
+            << "  compiled: " << fused_stats.launches << " kernel,  " << moved(fused_stats, n, 0)
+            << "\n"
             << "same values as eager: "
             << (glass::allclose(fused.cpu(), seed_chain(a, b).cpu(), 1e-6, 1e-7) ? "yes" : "no")
             << "\n";
@@ -355,14 +360,11 @@ void the_backward() {
   backward_stats(true);
   const auto eager_stats = backward_stats(false);
   const auto joint_stats = backward_stats(true);
-  const auto per_element = [&](uint64_t bytes) { return fixed(double(bytes) / (4.0 * n), 1); };
   std::cout << "backward of the seed chain on " << n << " floats of cuda:0\n"
-            << "  eager:    " << eager_stats.launches << " kernels, "
-            << per_element(eager_stats.global_load_bytes) << " floats read and "
-            << per_element(eager_stats.global_store_bytes) << " written per element\n"
-            << "  compiled: " << joint_stats.launches << " kernels,  "
-            << per_element(joint_stats.global_load_bytes) << " floats read and "
-            << per_element(joint_stats.global_store_bytes) << " written per element\n";
+            << "  eager:    " << eager_stats.launches << " kernels, " << moved(eager_stats, n, 1)
+            << "\n"
+            << "  compiled: " << joint_stats.launches << " kernels,  " << moved(joint_stats, n, 1)
+            << "\n";
 
   // A training step's time on the CPU: the forward and the backward, 4M floats.
   Tensor x = glass::randn({2048, 2048}).requires_grad_(),
