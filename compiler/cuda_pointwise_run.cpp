@@ -11,7 +11,6 @@
 #include <iterator>
 #include <map>
 #include <mutex>
-#include <sstream>
 
 #include "compiler/cuda_pointwise.h"
 #include "compiler/kernel_cache.h"
@@ -35,33 +34,19 @@ std::vector<std::string> sim_flags(const std::string& include_dir) {
   return {"-I" + include_dir, "-DGLASS_SIM_KERNEL_DSO=1"};
 }
 
-// The headers a generated kernel includes, path and contents: part of its cache key, so an
-// edited header (a changed functor, a changed gptr) rebuilds the kernels that include it.
-// Found once per process and include folder by asking the compiler for the dependencies (-M).
+// The headers a generated kernel includes, as an override folder (GLASS_INCLUDE_DIR) holds
+// them, path and contents: part of its cache key, so an edited header (a changed functor, a
+// changed gptr) rebuilds the kernels that include it. Which headers: the ones this build's
+// kernels include (kernel_headers(), found when the library was configured), read from the
+// override each time, since its files may change between calls.
 std::string header_fingerprint(const std::string& include_dir) {
-  static std::mutex mutex;
-  static std::map<std::string, std::string> known;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = known.find(include_dir); it != known.end()) return it->second;
-  const HostCompiler& cxx = host_compiler();
-  std::vector<std::string> argv = {cxx.path};
-  std::istringstream flags(cxx.flags);
-  for (std::string f; flags >> f;) argv.push_back(f);
-  for (const std::string& f : sim_flags(include_dir)) argv.push_back(f);
-  // -include: the headers as the generated source includes them, without a file.
-  for (const char* f : {"-M", "-include", "cuda/kernel.h", "-include",
-                        "cuda/kernels/pointwise_ops.cuh", "-x", "c++", "/dev/null"})
-    argv.push_back(f);
-  const ProcessResult deps = run_process(argv);
-  std::ostringstream all;
-  std::istringstream words(deps.output);
-  for (std::string w; words >> w;) {
-    if (w == "\\" || w.back() == ':' || w.rfind(include_dir, 0) != 0) continue;
-    std::ifstream in(w, std::ios::binary);
+  std::string all;
+  for (const auto& [path, embedded] : kernel_headers()) {
+    std::ifstream in(include_dir + "/" + path, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    all << w << '\n' << text << '\0';
+    all += path + '\n' + (in.is_open() ? text : "(missing)") + '\0';
   }
-  return known[include_dir] = deps.status == 0 ? all.str() : "unknown:" + deps.output;
+  return all;
 }
 
 void check_inputs(const PointwiseProgram& p, TensorList inputs) {
