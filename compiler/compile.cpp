@@ -5,7 +5,6 @@
 // devices, numbers and grad is true of the call it runs.
 #include "compiler/compile.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -291,7 +290,7 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
     info.sources = variant->program.sources;
     if (variant->one_node && options_.joint_backward)
       variant->backward =
-          std::make_shared<BackwardCache>(variant->program.graph, options_.fuse, name_);
+          std::make_shared<BackwardCache>(variant->program.graph, options_.recompile_limit, name_);
     if (compile_debug())
       std::cerr << "glass::compile: " << name_ << " traced:\n"
                 << info.traced << "after passes (" << info.dead << " dead, " << info.merged

@@ -22,8 +22,9 @@
 //
 // Differentiable: when grad mode is on and an input requires grad, the variant's forward
 // runs fused with grad mode off under one autograd node, CompiledFunctionBackward, whose
-// backward replays the graph op by op and applies each op's own formula (autograd_node.h;
-// no second derivatives, as AOTAutograd). That is chosen when the forward fuses something
+// backward recomputes the forward and applies each op's own formula: traced together and
+// fused (joint_graph.h), or replayed op by op (autograd_node.h; no second derivatives, as
+// AOTAutograd). That is chosen when the forward fuses something
 // and holds no matrix product (recomputing one in backward would cost more than fusion
 // saves); a graph that writes in place or draws random numbers, inputs with forward-mode
 // tangents, and every other graph replay op by op through autograd instead.
@@ -58,11 +59,12 @@ struct CompileOptions {
   bool fullgraph = false;   // a graph break is an error (torch.compile(fullgraph=True))
   int recompile_limit = 8;  // variants kept before running eagerly (Dynamo's cache limit)
   bool fuse = true;         // false: passes, no generated code (the graph replays op by op)
-  // With grad: the forward (fused) under one autograd node whose backward replays the graph
+  // With grad: the forward (fused) under one autograd node whose backward recomputes it
   // (AOTAutograd's shape; no second derivatives). false: replay op by op through autograd.
   bool one_node_backward = true;
   // Under one node: the backward traced with the forward it recomputes (a joint graph) and
-  // fused, as AOTAutograd and Inductor do. false: the backward replays the graph op by op.
+  // fused, as AOTAutograd and Inductor do; up to recompile_limit kinds of backward (output
+  // gradients' layouts). false: the backward replays the graph op by op.
   bool joint_backward = true;
   CompileOptions& set_fullgraph(bool on) {
     fullgraph = on;

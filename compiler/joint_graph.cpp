@@ -3,7 +3,9 @@
 #include "compiler/joint_graph.h"
 
 #include <iostream>
+#include <utility>
 
+#include "autograd/anomaly_mode.h"
 #include "compiler/passes.h"
 #include "compiler/program.h"
 #include "compiler/replay.h"
@@ -75,19 +77,19 @@ std::string unexplained_tensor(const Graph& joint, const Graph& forward) {
   return "";
 }
 
-BackwardCache::BackwardCache(std::shared_ptr<const Graph> forward, bool fuse, std::string name)
-    : forward_(std::move(forward)), fuse_(fuse), name_(std::move(name)) {}
+BackwardCache::BackwardCache(std::shared_ptr<const Graph> forward, int limit, std::string name)
+    : forward_(std::move(forward)), limit_(limit), name_(std::move(name)) {}
 
 BackwardCache::~BackwardCache() = default;
 
-std::shared_ptr<const BackwardCache::Entry> BackwardCache::find(
-    const std::vector<bool>& needs, const std::vector<Tensor>& grads) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+std::shared_ptr<const BackwardCache::Entry> BackwardCache::find_locked(
+    const std::vector<bool>& needs, const std::vector<Tensor>& grads,
+    const std::vector<int>& aliases) const {
   for (const auto& e : entries_) {
-    if (e->needs != needs || e->grads.size() != grads.size()) continue;
+    if (e->needs != needs || e->grads.size() != grads.size() || e->aliases != aliases) continue;
     bool same = true;
     for (size_t i = 0; i < grads.size() && same; ++i) same = e->grads[i] == GradMeta::of(grads[i]);
-    if (same && e->aliases == grad_aliases(grads)) return e;
+    if (same) return e;
   }
   return nullptr;
 }
@@ -96,28 +98,46 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
                                                       const std::vector<int>& leaf_values,
                                                       const std::vector<bool>& needs,
                                                       const std::vector<Tensor>& grads) {
-  if (std::shared_ptr<const Entry> e = find(needs, grads)) {
-    if (!e->program) return std::nullopt;
+  // Not inside a trace: fused kernels bypass the dispatcher, so that trace would not see them
+  // (a replay's ops it does see), and a trace cannot start inside another. Nor in anomaly mode,
+  // whose checks read values back: a graph break that would send this kind of backward to the
+  // replay for good.
+  if (is_tracing() || autograd::AnomalyMode::is_enabled()) return std::nullopt;
+  const std::vector<int> aliases = grad_aliases(grads);
+  std::shared_ptr<const Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entry = find_locked(needs, grads, aliases);
+    if (!entry && static_cast<int>(entries_.size()) >= limit_) return std::nullopt;
+  }
+  if (entry) {
+    if (!entry->program) return std::nullopt;
     std::vector<Tensor> inputs = leaves;
     for (const Tensor& g : grads)
       if (g.defined()) inputs.push_back(g);
-    std::vector<Tensor> out = e->program->run(inputs);
+    std::vector<Tensor> out = entry->program->run(inputs);
     std::vector<Tensor> result(leaves.size());
-    for (size_t k = 0; k < out.size(); ++k) result[e->returned[k]] = std::move(out[k]);
+    for (size_t k = 0; k < out.size(); ++k) result[entry->returned[k]] = std::move(out[k]);
     return result;
   }
+  auto [traced, result] = trace_entry(leaves, leaf_values, needs, grads);
+  traced->aliases = aliases;
   {
+    // Another thread may have traced the same kind meanwhile: keep one.
     std::lock_guard<std::mutex> lock(mutex_);
-    if (static_cast<int>(entries_.size()) >= kLimit) return std::nullopt;
+    if (!find_locked(needs, grads, aliases) && static_cast<int>(entries_.size()) < limit_)
+      entries_.push_back(traced);
   }
-  // A trace records this thread's ops: one already running (a backward inside a traced
-  // function) cannot take another.
-  if (is_tracing()) return std::nullopt;
+  return result;
+}
 
+std::pair<std::shared_ptr<BackwardCache::Entry>, std::optional<std::vector<Tensor>>>
+BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<int>& leaf_values,
+                           const std::vector<bool>& needs, const std::vector<Tensor>& grads) const {
   auto entry = std::make_shared<Entry>();
   entry->needs = needs;
   for (const Tensor& g : grads) entry->grads.push_back(GradMeta::of(g));
-  entry->aliases = grad_aliases(grads);
+  BackwardInfo& info = entry->info;
 
   // The joint graph's inputs: every saved input (a leaf of its own, requiring grad where a
   // gradient is wanted), then each defined output gradient.
@@ -135,7 +155,7 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
   for (const Tensor& g : grads)
     if (g.defined()) inputs.push_back(g);
   const Graph& forward = *forward_;
-  std::vector<int> returned;
+  std::vector<int> returned;  // the leaf of each traced output
   auto joint = [&]() -> std::vector<Tensor> {
     std::vector<Tensor> env(forward.values.size());
     for (size_t i = 0; i < leaves.size(); ++i) env[leaf_values[i]] = inputs[i];
@@ -148,32 +168,43 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
       }
     return result;
   };
-  TraceResult traced = trace(inputs, joint, /*fullgraph=*/false, /*joint=*/true);
-  BackwardInfo& info = entry->info;
-  info.traced = traced.graph.to_string();
-  if (traced.graph_break)
-    info.replayed = traced.graph_break->message;
+  std::optional<TraceResult> traced;
+  try {
+    traced = trace(inputs, joint, /*fullgraph=*/false, /*joint=*/true);
+  } catch (const Error& e) {
+    // The replay meets the same error if it is the backward's own, and none if the trace's.
+    info.replayed = std::string("tracing the backward failed: ") + e.what();
+    return {entry, std::nullopt};
+  }
+  info.traced = traced->graph.to_string();
+  if (traced->graph_break)
+    info.replayed = traced->graph_break->message;
   else
-    info.replayed = unexplained_tensor(traced.graph, forward);
+    info.replayed = unexplained_tensor(traced->graph, forward);
   if (info.replayed.empty()) {
-    Graph& g = traced.graph;
-    // It all runs with grad mode off, the recomputed forward too (and so its ops and the
-    // formulas' can merge).
-    for (Node& n : g.nodes) n.grad_enabled = false;
-    eliminate_dead_code(g);
-    bypass_detaches(g);
-    eliminate_common_subexpressions(g);
-    fold_constants(g);
-    eliminate_dead_code(g);
-    // The joint graph runs with grad mode off: requires_grad does not stop fusion. The
-    // formulas read the forward's values several times each: recompute them in each kernel.
-    std::vector<FusionGroup> groups;
-    if (fuse_) groups = find_fusion_groups(g, /*forward_without_grad=*/true, /*recompute=*/true);
-    info.fused_groups = static_cast<int>(groups.size());
-    info.optimized = g.to_string();
-    entry->program = make_program(std::move(g), std::move(groups));
-    info.sources = entry->program->sources;
-    entry->returned = returned;
+    try {
+      Graph& g = traced->graph;
+      // It all runs with grad mode off, the recomputed forward too (and so its ops and the
+      // formulas' can merge).
+      for (Node& n : g.nodes) n.grad_enabled = false;
+      eliminate_dead_code(g);
+      bypass_detaches(g);
+      eliminate_common_subexpressions(g);
+      fold_constants(g);
+      eliminate_dead_code(g);
+      // requires_grad does not stop fusion here. The formulas read the forward's values
+      // several times each: recompute them in each kernel.
+      std::vector<FusionGroup> groups =
+          find_fusion_groups(g, /*forward_without_grad=*/true, /*recompute=*/true);
+      info.fused_groups = static_cast<int>(groups.size());
+      info.optimized = g.to_string();
+      entry->program = make_program(std::move(g), std::move(groups));
+      info.sources = entry->program->sources;
+      entry->returned = returned;
+    } catch (const Error& e) {  // e.g. generated code the compiler refused
+      entry->program.reset();
+      info.replayed = std::string("building the joint graph failed: ") + e.what();
+    }
   }
   if (compile_debug()) {
     std::cerr << "glass::compile: " << name_ << " backward traced:\n" << info.traced;
@@ -182,14 +213,10 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
     else
       std::cerr << "it replays instead: " << info.replayed << "\n";
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (static_cast<int>(entries_.size()) < kLimit) entries_.push_back(entry);
-  }
   // The trace computed this call's gradients as it ran (past a break too: it ran on).
   std::vector<Tensor> result(leaves.size());
-  for (size_t k = 0; k < traced.outputs.size(); ++k) result[returned[k]] = traced.outputs[k];
-  return result;
+  for (size_t k = 0; k < traced->outputs.size(); ++k) result[returned[k]] = traced->outputs[k];
+  return {entry, std::move(result)};
 }
 
 std::vector<BackwardInfo> BackwardCache::info() const {

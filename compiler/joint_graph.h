@@ -7,7 +7,8 @@
 // all with the trace on — they are one graph from (saved inputs, output gradients) to input
 // gradients: the joint graph. Its forward ops and the formulas' ops are mostly elementwise,
 // so fusion turns the pair into a few kernels, and the recomputed forward costs no memory
-// traffic of its own (Inductor's partitioner recomputes pointwise ops for the same reason).
+// traffic beyond reading the saved inputs again (Inductor's partitioner recomputes pointwise
+// ops for the same reason).
 //
 // Invariant: a traced backward runs only for a call like the one it was traced on — the same
 // wanted inputs, output gradients with the same metadata and aliasing — and only when every
@@ -34,14 +35,17 @@ std::string unexplained_tensor(const Graph& joint, const Graph& forward);
 
 class BackwardCache {
  public:
-  // `forward`: the variant's optimised graph. `fuse`: fuse the joint graph's pointwise ops.
-  BackwardCache(std::shared_ptr<const Graph> forward, bool fuse, std::string name);
+  // `forward`: the variant's optimised graph. `limit`: kinds of backward traced before
+  // further kinds replay (the function's recompile limit).
+  BackwardCache(std::shared_ptr<const Graph> forward, int limit, std::string name);
   ~BackwardCache();
 
   // The gradients of `leaves` (the saved inputs; `leaf_values[i]` is the forward graph's
   // value leaf i stands for) that `needs` asks for, given the output gradients `grads`
   // (undefined where an output got none). The first call of a kind traces the joint graph
-  // and compiles it; later ones run it. nullopt: replay the graph instead (see above).
+  // and compiles it; later ones run it. nullopt: replay the graph instead — inside another
+  // trace, in anomaly mode, past the limit, or for a kind that could not be traced or built
+  // (BackwardInfo::replayed says why).
   std::optional<std::vector<Tensor>> run(const std::vector<Tensor>& leaves,
                                          const std::vector<int>& leaf_values,
                                          const std::vector<bool>& needs,
@@ -49,16 +53,19 @@ class BackwardCache {
 
   std::vector<BackwardInfo> info() const;
 
-  // Backwards traced per variant before further kinds replay (Dynamo's recompile limit).
-  static constexpr int kLimit = 8;
-
  private:
   struct Entry;
-  std::shared_ptr<const Entry> find(const std::vector<bool>& needs,
-                                    const std::vector<Tensor>& grads) const;
+  std::shared_ptr<const Entry> find_locked(const std::vector<bool>& needs,
+                                           const std::vector<Tensor>& grads,
+                                           const std::vector<int>& aliases) const;
+  // Traces, checks, optimises and compiles one kind; also this call's gradients (computed by
+  // the trace as it ran), or nullopt when the trace itself failed.
+  std::pair<std::shared_ptr<Entry>, std::optional<std::vector<Tensor>>> trace_entry(
+      const std::vector<Tensor>& leaves, const std::vector<int>& leaf_values,
+      const std::vector<bool>& needs, const std::vector<Tensor>& grads) const;
 
   std::shared_ptr<const Graph> forward_;
-  bool fuse_;
+  int limit_;
   std::string name_;
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<const Entry>> entries_;

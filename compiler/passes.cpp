@@ -398,7 +398,7 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
   std::set<int> outputs(g.outputs.begin(), g.outputs.end());
   // Decided from the last node back, as nodes_run_alone decides them: every reader of a node
   // is settled before the node is.
-  std::vector<bool> member(n_nodes, false), root(n_nodes, false), alone(n_nodes, false);
+  std::vector<bool> member(n_nodes, false), alone(n_nodes, false);
   std::set<int> loaded;  // the values some group's kernel reads from memory
   std::vector<FusionGroup> groups;
   for (int r = n_nodes - 1; r >= 0; --r) {
@@ -420,7 +420,9 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
           if (value.kind != Value::Kind::NodeOutput || value.node < 0 || value.written >= 0)
             continue;
           int p = value.node;
-          if (members.count(p) || root[p] || outputs.count(v) || segment[p] != segment[r]) continue;
+          // (No root can be pulled: every root so far comes after r. Without `recompute`,
+          // groups stay disjoint by the every-reader-inside rule below.)
+          if (members.count(p) || outputs.count(v) || segment[p] != segment[r]) continue;
           const Node& producer = g.nodes[p];
           PointwiseKind k = kind_of(producer);
           if (k == PointwiseKind::None || k == PointwiseKind::Reduce ||
@@ -438,7 +440,6 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
     std::optional<FusionGroup> group = build_group(g, {members.begin(), members.end()}, device);
     if (!group) continue;
     for (int m : members) member[m] = true;
-    root[r] = true;
     alone[r] = false;
     loaded.insert(group->inputs.begin(), group->inputs.end());
     groups.push_back(std::move(*group));

@@ -1,5 +1,6 @@
 // compiler/passes.h — the graph passes: dead code, common subexpressions, constant folding,
-// and the search for pointwise groups to fuse.
+// detaches bypassed in a joint graph, and the search for pointwise groups to fuse (each
+// group's kernel computing its values itself, or recomputing a value other kernels read).
 //
 // Each pass keeps what the function computes and what it writes. Writes are the hard part:
 // a write to a tensor changes every view of its storage, so
@@ -30,8 +31,10 @@ int fold_constants(Graph& graph);
 // stays (a result is a tensor of its own). Returns how many it bypassed.
 int bypass_detaches(Graph& graph);
 
-// A chain (a DAG) of pointwise nodes whose intermediate values nothing else reads, ending in
-// `root` (a pointwise op, or a reduction). It runs as one kernel where the root ran.
+// A chain (a DAG) of pointwise nodes ending in `root` (a pointwise op, or a reduction),
+// whose intermediate values are computed inside its kernel, which runs where the root ran.
+// Nothing else reads them, or (with `recompute`) they are computed again wherever else they
+// are needed.
 struct FusionGroup {
   std::vector<int> nodes;   // the members, in graph order; the last is the root (a member may
                             // be in other groups too: find_fusion_groups' `recompute`)

@@ -1,9 +1,11 @@
 // compiler/program.h — an optimised graph ready to run: its nodes and fused groups in the
 // order they run, and each group's kernel.
 //
-// Invariant: every node of the graph runs exactly once, either on its own (replayed, replay.h)
-// or inside its fused group, which runs where the group's last node (its root) was; so a
-// value is computed before anything reads it, as in the trace.
+// Invariant: every node of the graph runs on its own (replayed, replay.h) where it was, when
+// its result is needed in memory, and inside each fused group it is a member of, which runs
+// where the group's last node (its root) was; so every value a step reads from memory is
+// computed by an earlier step, as in the trace. A node runs once, unless fusion recomputes
+// it (passes.h, `recompute`).
 #pragma once
 
 #include <functional>

@@ -92,8 +92,10 @@ class Tracer {
       if (k.storage().data() == t.storage().data() && k.storage_offset() == t.storage_offset() &&
           k.sizes() == t.sizes() && k.strides() == t.strides() && k.dtype() == t.dtype() &&
           k.device() == t.device()) {
+        // A node's result only (a saved output is one): an input's aliasing with another
+        // input is not something the joint graph's cache is keyed by.
         const int id = seen_.at(k.unsafeGetTensorImpl());
-        if (graph_.values[id].kind != Value::Kind::Constant) return id;
+        if (graph_.values[id].kind == Value::Kind::NodeOutput) return id;
       }
     }
     return -1;

@@ -12,11 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "autograd/anomaly_mode.h"
 #include "autograd/engine.h"
 #include "autograd/forward_ad.h"
 #include "autograd/gradcheck.h"
 #include "compiler/joint_graph.h"
 #include "compiler/kernel_cache.h"
+#include "compiler/passes.h"
 #include "compiler/tracer.h"
 #include "core/grad_mode.h"
 #include "core/ops/compare.h"
@@ -674,6 +676,68 @@ TEST_F(Compile, TwoOutputsGradientsAreOneTensorOrTwo) {
   auto [z1, z2] = f(a);
   expect_close(autograd::grad({z1, z2}, {a}, {g, h})[0], eager(g, h), 1e-12, 1e-12);
   EXPECT_EQ(f.variants()[0].backwards.size(), 2u);
+}
+
+// The node hands its backward zeros for an output that got no gradient (as a custom
+// Function's backward gets them), so that call and one with both gradients are one kind.
+TEST_F(Compile, AnOutputWithoutAGradientGetsZeros) {
+  auto fn = [](const Tensor& a) { return std::tuple{(a * 2).exp(), (a - 1).tanh()}; };
+  auto f = compile(fn);
+  Tensor a = randn({4}, kFloat64).requires_grad_(true);
+  f(a);
+  Tensor g = randn({4}, kFloat64), h = randn({4}, kFloat64);
+  Tensor a2 = a.detach().clone().requires_grad_(true);
+  auto [e1, e2] = fn(a2);
+  Tensor only_first = autograd::grad({e1}, {a2}, {g})[0];
+  auto [y1, y2] = f(a);
+  expect_close(autograd::grad({y1}, {a}, {g})[0], only_first, 1e-12, 1e-12);
+  auto [z1, z2] = f(a);
+  expect_close(autograd::grad({z1, z2}, {a}, {g, h})[0],
+               only_first + (1 - (a2 - 1).tanh().pow(2)).detach() * h, 1e-12, 1e-12);
+  EXPECT_EQ(f.variants()[0].backwards.size(), 1u);
+}
+
+TEST_F(Compile, InAnomalyModeTheBackwardReplaysAndKeepsNoKind) {
+  // Anomaly mode's checks read values back, which would break the joint trace.
+  auto f = compile(seed_chain);
+  Tensor a = randn({5}, kFloat64).requires_grad_(true), b = randn({5}, kFloat64);
+  f(a, b);
+  {
+    autograd::DetectAnomalyGuard anomaly;
+    f(a, b).sum().backward();
+  }
+  EXPECT_TRUE(f.variants()[0].backwards.empty());
+  Tensor replayed = a.grad().clone();
+  a.mutable_grad() = Tensor();
+  f(a, b).sum().backward();
+  ASSERT_EQ(f.variants()[0].backwards.size(), 1u);
+  EXPECT_EQ(f.variants()[0].backwards[0].replayed, "");
+  expect_close(a.grad(), replayed, 1e-12, 1e-12);
+}
+
+TEST_F(Compile, ARecomputedValueIsStoredOnlyWhereSomethingLoadsIt) {
+  // e = exp(x) feeds two pointwise chains. With recompute, each chain's kernel computes e
+  // itself, and e is never stored; a view of e (no kernel) makes it stored as well.
+  for (bool viewed : {false, true}) {
+    Tensor x = randn({4, 3}, kFloat64);
+    compiler::Graph g = compiler::trace({x}, [&] {
+                          Tensor e = x.exp();
+                          std::vector<Tensor> out{(e + 1).sin(), (e * 2).cos()};
+                          if (viewed) out.push_back(e.t());
+                          return out;
+                        }).graph;
+    const std::vector<compiler::FusionGroup> groups =
+        compiler::find_fusion_groups(g, /*forward_without_grad=*/false, /*recompute=*/true);
+    ASSERT_EQ(groups.size(), 2u) << g.to_string();
+    for (const compiler::FusionGroup& group : groups) EXPECT_EQ(group.nodes.size(), 3u);
+    const std::vector<bool> alone = compiler::nodes_run_alone(g, groups);
+    EXPECT_EQ(alone[0], viewed) << "exp: stored only for the view";
+    // Without recompute e is stored once and each chain loads it.
+    const std::vector<compiler::FusionGroup> plain = compiler::find_fusion_groups(g);
+    EXPECT_EQ(plain.size(), 2u);
+    for (const compiler::FusionGroup& group : plain) EXPECT_EQ(group.nodes.size(), 2u);
+    EXPECT_TRUE(compiler::nodes_run_alone(g, plain)[0]);
+  }
 }
 
 TEST_F(Compile, AGraphThatWritesOrDrawsReplaysOpByOpInstead) {
