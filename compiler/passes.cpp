@@ -428,9 +428,18 @@ std::vector<FusionGroup> find_fusion_groups(const Graph& g, bool forward_without
           if (k == PointwiseKind::None || k == PointwiseKind::Reduce ||
               !fusable_on(g, producer, device, forward_without_grad))
             continue;
-          bool all_inside = true;
-          for (int u : uses[v]) all_inside &= members.count(u) > 0;
-          if (!all_inside && (!recompute || uses[v].size() > kMaxRecomputedReaders)) continue;
+          bool all_inside = true, loaded_anyway = false;
+          for (int u : uses[v]) {
+            all_inside &= members.count(u) > 0;
+            // A reader no kernel can hold (a view, a matmul, a reduction on CUDA) loads the
+            // value from memory: then every kernel may as well load it.
+            const Node& reader = g.nodes[u];
+            loaded_anyway |= kind_of(reader) == PointwiseKind::None ||
+                             !fusable_on(g, reader, device, forward_without_grad);
+          }
+          if (!all_inside &&
+              (!recompute || loaded_anyway || uses[v].size() > kMaxRecomputedReaders))
+            continue;
           members.insert(p);
           grew = true;
         }

@@ -50,8 +50,9 @@ struct FusionGroup {
 //
 // `recompute`: a pointwise value read by a few nodes is computed again inside each reader's
 // group, instead of written once and loaded by each (Inductor inlines pointwise producers
-// into their consumers the same way): more arithmetic, less memory traffic. Such a node is
-// then in several groups; it runs on its own only where something else reads it from memory.
+// into their consumers the same way): more arithmetic, less memory traffic. Not when a reader
+// could never be fused (it loads the value anyway). Such a node is then in several groups; it
+// runs on its own only where something else reads it from memory.
 std::vector<FusionGroup> find_fusion_groups(const Graph& graph, bool forward_without_grad = false,
                                             bool recompute = false);
 
