@@ -38,20 +38,6 @@ bool same_number(const IValue& a, const IValue& b) {
   return x.toLong() == y.toLong();
 }
 
-// For each tensor, the first earlier one sharing its storage, or -1; and, apart, the first
-// earlier one that is the very same tensor (the trace made one value of the two).
-std::vector<int> alias_pattern(const std::vector<Tensor>& tensors) {
-  std::vector<int> first(2 * tensors.size(), -1);
-  for (size_t i = 0; i < tensors.size(); ++i)
-    for (size_t j = 0; j < i; ++j) {
-      if (first[2 * i] < 0 && tensors[i].is_alias_of(tensors[j]))
-        first[2 * i] = static_cast<int>(j);
-      if (first[2 * i + 1] < 0 && tensors[i].is_same(tensors[j]))
-        first[2 * i + 1] = static_cast<int>(j);
-    }
-  return first;
-}
-
 }  // namespace
 
 struct CompiledFunction::Variant {

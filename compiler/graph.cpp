@@ -17,6 +17,19 @@ TensorMeta TensorMeta::of(const Tensor& t) {
   return m;
 }
 
+std::vector<int> alias_pattern(const std::vector<Tensor>& tensors) {
+  std::vector<int> first(2 * tensors.size(), -1);
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (size_t j = 0; j < i && tensors[i].defined(); ++j) {
+      if (!tensors[j].defined()) continue;
+      if (first[2 * i] < 0 && tensors[i].is_alias_of(tensors[j]))
+        first[2 * i] = static_cast<int>(j);
+      if (first[2 * i + 1] < 0 && tensors[i].is_same(tensors[j]))
+        first[2 * i + 1] = static_cast<int>(j);
+    }
+  return first;
+}
+
 int Graph::add_value(Value v) {
   values.push_back(std::move(v));
   return static_cast<int>(values.size()) - 1;

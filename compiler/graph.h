@@ -31,7 +31,14 @@ struct TensorMeta {
   bool requires_grad = false;
   bool has_forward_grad = false;  // carries a forward-mode tangent
   static TensorMeta of(const Tensor& t);
+  bool operator==(const TensorMeta&) const = default;
 };
+
+// For each tensor, the first earlier one sharing its storage, or -1; and, apart, the first
+// earlier one that is the very same tensor (a trace makes one value of the two, so a graph
+// traced on such a call is only right for calls with the same pattern). Undefined tensors
+// share nothing.
+std::vector<int> alias_pattern(const std::vector<Tensor>& tensors);
 
 struct Value {
   enum class Kind : uint8_t { Input, Constant, NodeOutput };

@@ -16,38 +16,16 @@ namespace glass::compiler {
 namespace {
 
 // What a backward was traced for, beyond the forward variant's own guards (which fix the
-// saved inputs): which inputs want a gradient, and each output gradient's metadata.
-struct GradMeta {
-  bool defined = false;
-  std::vector<int64_t> sizes, strides;
-  ScalarType dtype = ScalarType::Undefined;
-  Device device{kCPU};
-  bool operator==(const GradMeta&) const = default;
-  static GradMeta of(const Tensor& t) {
-    if (!t.defined()) return {};
-    return {true, t.sizes().vec(), t.strides().vec(), t.dtype(), t.device()};
-  }
-};
-
-// For each gradient, the first earlier one that is the same tensor (the trace made one value
-// of the two, so the graph would read one for both) or shares its storage; -1 for none.
-std::vector<int> grad_aliases(const std::vector<Tensor>& grads) {
-  std::vector<int> first(2 * grads.size(), -1);
-  for (size_t i = 0; i < grads.size(); ++i)
-    for (size_t j = 0; j < i && grads[i].defined(); ++j) {
-      if (!grads[j].defined()) continue;
-      if (first[2 * i] < 0 && grads[i].is_same(grads[j])) first[2 * i] = static_cast<int>(j);
-      if (first[2 * i + 1] < 0 && grads[i].is_alias_of(grads[j]))
-        first[2 * i + 1] = static_cast<int>(j);
-    }
-  return first;
+// saved inputs): each output gradient's metadata (TensorMeta{} for none).
+TensorMeta meta_of(const Tensor& grad) {
+  return grad.defined() ? TensorMeta::of(grad) : TensorMeta{};
 }
 
 }  // namespace
 
 struct BackwardCache::Entry {
   std::vector<bool> needs;
-  std::vector<GradMeta> grads;
+  std::vector<TensorMeta> grads;
   std::vector<int> aliases;
   std::optional<Program> program;  // none: this kind of backward replays
   std::vector<int> returned;       // per program output: the leaf whose gradient it is
@@ -88,7 +66,7 @@ std::shared_ptr<const BackwardCache::Entry> BackwardCache::find_locked(
   for (const auto& e : entries_) {
     if (e->needs != needs || e->grads.size() != grads.size() || e->aliases != aliases) continue;
     bool same = true;
-    for (size_t i = 0; i < grads.size() && same; ++i) same = e->grads[i] == GradMeta::of(grads[i]);
+    for (size_t i = 0; i < grads.size() && same; ++i) same = e->grads[i] == meta_of(grads[i]);
     if (same) return e;
   }
   return nullptr;
@@ -103,7 +81,7 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
   // whose checks read values back: a graph break that would send this kind of backward to the
   // replay for good.
   if (is_tracing() || autograd::AnomalyMode::is_enabled()) return std::nullopt;
-  const std::vector<int> aliases = grad_aliases(grads);
+  const std::vector<int> aliases = alias_pattern(grads);
   std::shared_ptr<const Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -136,7 +114,7 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
                            const std::vector<bool>& needs, const std::vector<Tensor>& grads) const {
   auto entry = std::make_shared<Entry>();
   entry->needs = needs;
-  for (const Tensor& g : grads) entry->grads.push_back(GradMeta::of(g));
+  for (const Tensor& g : grads) entry->grads.push_back(meta_of(g));
   BackwardInfo& info = entry->info;
 
   // The joint graph's inputs: every saved input (a leaf of its own, requiring grad where a
