@@ -77,8 +77,10 @@ std::string portable(const std::string& s) {
                             line, "$1:<line>");
 }
 
-// What f launched, counted by the simulator (it waits for the device).
+// What f launched, counted by the simulator (it waits for the device, before too: a kernel
+// queued earlier that ran inside the scope would be counted).
 sim::KernelStats counted(const std::function<void()>& f) {
+  cuda::synchronize();
   sim::ScopedKernelStats stats;
   f();
   cuda::synchronize();

@@ -267,8 +267,10 @@ void the_seeds_claim() {
 // [SECTION] 7. the same group on a GPU ----------------------------------------------------
 
 // Counts what the kernels launched by fn moved through global memory (the simulator's
-// counters, cuda/sim/kernel_stats.h), and how many were launched.
+// counters, cuda/sim/kernel_stats.h), and how many were launched. Launches return before
+// their kernels run: whatever was queued earlier must finish first, or it is counted too.
 glass::cuda::sim::KernelStats traffic(const std::function<void()>& fn) {
+  glass::cuda::synchronize();
   glass::cuda::sim::ScopedKernelStats stats;
   fn();
   glass::cuda::synchronize();
