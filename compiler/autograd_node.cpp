@@ -16,7 +16,7 @@ namespace {
 struct NodeState {
   std::shared_ptr<const Graph> graph;
   std::shared_ptr<BackwardCache> joint;
-  std::vector<int> leaf_values;  // per saved tensor: the graph value it stands for
+  std::vector<int> leaf_values;  // per input of the node: the graph value it stands for
 };
 
 autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
@@ -27,7 +27,10 @@ autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
               "higher-order gradients");
   const auto state = std::any_cast<std::shared_ptr<const NodeState>>(ctx->saved_data.at("state"));
   const Graph& graph = *state->graph;
+  // The node's inputs, then the products the forward kept for the joint graph.
   autograd::tensor_list saved = ctx->get_saved_variables();
+  std::vector<Tensor> products(saved.begin() + state->leaf_values.size(), saved.end());
+  saved.resize(state->leaf_values.size());
   if (state->joint) {
     std::vector<Tensor> leaves;  // without history: the joint graph computes values only
     std::vector<bool> needs;
@@ -35,7 +38,9 @@ autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
       leaves.push_back(saved[i].detach());
       needs.push_back(ctx->needs_input_grad(i));
     }
-    if (auto got = state->joint->run(leaves, state->leaf_values, needs, grads)) return *got;
+    for (Tensor& p : products) p = p.detach();
+    if (auto got = state->joint->run(leaves, state->leaf_values, needs, grads, products))
+      return *got;
   }
   std::vector<Tensor> env(graph.values.size());
   std::vector<Tensor> wanted;  // the leaves whose gradient is asked for
@@ -65,10 +70,9 @@ bool one_node_applies(const Graph& graph) {
   return true;
 }
 
-std::vector<Tensor> run_as_one_node(std::shared_ptr<const Graph> graph,
-                                    std::shared_ptr<BackwardCache> joint,
-                                    const std::vector<Tensor>& inputs,
-                                    const std::function<std::vector<Tensor>()>& forward) {
+std::vector<Tensor> run_as_one_node(const Program& program, std::shared_ptr<BackwardCache> joint,
+                                    const std::vector<Tensor>& inputs) {
+  const std::shared_ptr<const Graph>& graph = program.graph;
   auto state = std::make_shared<NodeState>();
   state->graph = graph;
   state->joint = std::move(joint);
@@ -90,8 +94,12 @@ std::vector<Tensor> run_as_one_node(std::shared_ptr<const Graph> graph,
       std::make_shared<autograd::CustomNode>("CompiledFunctionBackward", &compiled_backward);
   return autograd::CustomNode::apply_to(node, leaves, [&](autograd::AutogradContext* ctx) {
     ctx->saved_data["state"] = std::shared_ptr<const NodeState>(state);
-    ctx->save_for_backward(leaves);
-    return forward();
+    std::vector<Tensor> to_save = leaves;  // SavedVariables: a later write in place is caught
+    std::vector<Tensor> out = state->joint
+                                  ? program.run(inputs, state->joint->saved_values(), &to_save)
+                                  : program.run(inputs);
+    ctx->save_for_backward(to_save);
+    return out;
   });
 }
 

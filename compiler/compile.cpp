@@ -201,9 +201,7 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
       ++stats_.eager_calls;
     }
     if (chosen->eager) return eager();
-    if (chosen->one_node)
-      return run_as_one_node(chosen->program.graph, chosen->backward, tensors,
-                             [&] { return chosen->program.run(tensors); });
+    if (chosen->one_node) return run_as_one_node(chosen->program, chosen->backward, tensors);
     return chosen->program.run(tensors);
   }
   if (over_limit) return eager();
@@ -248,17 +246,15 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
         tangents = tangents || value.meta.has_forward_grad;
       }
     }
-    // Worth it when the forward fuses something, and its backward's replay of the forward
-    // is cheap: elementwise work, not a matrix product (AOTAutograd's partitioner, too,
-    // recomputes pointwise ops and saves what a matmul made).
+    // Worth it when the forward fuses something, and its backward recomputes only cheap
+    // elementwise work: the joint graph reads what a matrix product made from the forward
+    // (AOTAutograd's partitioner, too, recomputes pointwise ops and saves what a matmul
+    // made), a replay would multiply again.
     bool matmul = false;
-    for (const Node& n : g.nodes) {
-      const std::string name = n.op->name();
-      matmul = matmul || name == "mm" || name == "bmm" || name == "addmm";
-    }
+    for (const Node& n : g.nodes) matmul = matmul || is_matrix_product(n);
     std::vector<FusionGroup> groups;
-    if (grad && wants_grad && !tangents && !matmul && options_.fuse && options_.one_node_backward &&
-        one_node_applies(g)) {
+    if (grad && wants_grad && !tangents && (!matmul || options_.joint_backward) && options_.fuse &&
+        options_.one_node_backward && one_node_applies(g)) {
       groups = find_fusion_groups(g, /*forward_without_grad=*/true);
       variant->one_node = !groups.empty();
     }

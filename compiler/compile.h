@@ -96,6 +96,7 @@ struct BackwardInfo {
   std::string traced;     // as recorded: the forward replayed, then each backward formula
   std::string optimized;  // after the passes
   int fused_groups = 0;
+  int saved = 0;  // matrix products read from the forward's results instead of recomputed
   std::vector<std::string> sources;  // each fused group's generated source
   std::string replayed;  // why this backward replays the graph instead ("" when it runs fused)
 };

@@ -21,6 +21,13 @@ TensorMeta meta_of(const Tensor& grad) {
   return grad.defined() ? TensorMeta::of(grad) : TensorMeta{};
 }
 
+// The same numbers seen the same way (requires_grad aside: the replay's product has a
+// history, the saved one none).
+bool same_layout(const TensorMeta& a, const TensorMeta& b) {
+  return a.sizes == b.sizes && a.strides == b.strides && a.storage_offset == b.storage_offset &&
+         a.dtype == b.dtype && a.device == b.device;
+}
+
 }  // namespace
 
 struct BackwardCache::Entry {
@@ -31,6 +38,11 @@ struct BackwardCache::Entry {
   std::vector<int> returned;       // per program output: the leaf whose gradient it is
   BackwardInfo info;
 };
+
+bool is_matrix_product(const Node& n) {
+  const std::string_view name = n.op->name();
+  return name == "mm" || name == "bmm" || name == "addmm";
+}
 
 std::string unexplained_tensor(const Graph& joint, const Graph& forward) {
   for (size_t v = 0; v < joint.values.size(); ++v) {
@@ -56,7 +68,17 @@ std::string unexplained_tensor(const Graph& joint, const Graph& forward) {
 }
 
 BackwardCache::BackwardCache(std::shared_ptr<const Graph> forward, int limit, std::string name)
-    : forward_(std::move(forward)), limit_(limit), name_(std::move(name)) {}
+    : forward_(std::move(forward)), limit_(limit), name_(std::move(name)) {
+  // Only a product another op reads: mm's own formulas never read its result, so one that is
+  // only returned is not kept (nor checked for a later write in place, which eager allows).
+  std::vector<bool> read(forward_->values.size(), false);
+  for (const Node& n : forward_->nodes)
+    for (int v : Graph::values_read(n)) read[v] = true;
+  for (const Node& n : forward_->nodes)
+    if (is_matrix_product(n))
+      for (int v : n.outputs)
+        if (read[v]) saved_values_.push_back(v);
+}
 
 BackwardCache::~BackwardCache() = default;
 
@@ -75,12 +97,16 @@ std::shared_ptr<const BackwardCache::Entry> BackwardCache::find_locked(
 std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>& leaves,
                                                       const std::vector<int>& leaf_values,
                                                       const std::vector<bool>& needs,
-                                                      const std::vector<Tensor>& grads) {
+                                                      const std::vector<Tensor>& grads,
+                                                      const std::vector<Tensor>& saved) {
   // Not inside a trace: fused kernels bypass the dispatcher, so that trace would not see them
   // (a replay's ops it does see), and a trace cannot start inside another. Nor in anomaly mode,
   // whose checks read values back: a graph break that would send this kind of backward to the
   // replay for good.
   if (is_tracing() || autograd::AnomalyMode::is_enabled()) return std::nullopt;
+  if (saved.size() != saved_values_.size()) return std::nullopt;
+  for (const Tensor& t : saved)
+    if (!t.defined()) return std::nullopt;
   const std::vector<int> aliases = alias_pattern(grads);
   std::shared_ptr<const Entry> entry;
   {
@@ -91,6 +117,7 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
   if (entry) {
     if (!entry->program) return std::nullopt;
     std::vector<Tensor> inputs = leaves;
+    inputs.insert(inputs.end(), saved.begin(), saved.end());
     for (const Tensor& g : grads)
       if (g.defined()) inputs.push_back(g);
     std::vector<Tensor> out = entry->program->run(inputs);
@@ -98,7 +125,7 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
     for (size_t k = 0; k < out.size(); ++k) result[entry->returned[k]] = std::move(out[k]);
     return result;
   }
-  auto [traced, result] = trace_entry(leaves, leaf_values, needs, grads);
+  auto [traced, result] = trace_entry(leaves, leaf_values, needs, grads, saved);
   traced->aliases = aliases;
   {
     // Another thread may have traced the same kind meanwhile: keep one.
@@ -111,14 +138,15 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
 
 std::pair<std::shared_ptr<BackwardCache::Entry>, std::optional<std::vector<Tensor>>>
 BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<int>& leaf_values,
-                           const std::vector<bool>& needs, const std::vector<Tensor>& grads) const {
+                           const std::vector<bool>& needs, const std::vector<Tensor>& grads,
+                           const std::vector<Tensor>& saved) const {
   auto entry = std::make_shared<Entry>();
   entry->needs = needs;
   for (const Tensor& g : grads) entry->grads.push_back(meta_of(g));
   BackwardInfo& info = entry->info;
 
   // The joint graph's inputs: every saved input (a leaf of its own, requiring grad where a
-  // gradient is wanted), then each defined output gradient.
+  // gradient is wanted), every saved product, then each defined output gradient.
   std::vector<Tensor> inputs, wanted;
   std::vector<int> wanted_leaf;
   for (size_t i = 0; i < leaves.size(); ++i) {
@@ -130,14 +158,20 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
     }
     inputs.push_back(leaf);
   }
+  for (const Tensor& t : saved) inputs.push_back(t.detach());  // a value of its own
   for (const Tensor& g : grads)
     if (g.defined()) inputs.push_back(g);
   const Graph& forward = *forward_;
   std::vector<int> returned;  // the leaf of each traced output
+  std::vector<int> replayed;  // the joint value of each saved product, as replayed (-1: none)
   auto joint = [&]() -> std::vector<Tensor> {
     std::vector<Tensor> env(forward.values.size());
     for (size_t i = 0; i < leaves.size(); ++i) env[leaf_values[i]] = inputs[i];
-    std::vector<Tensor> got = replay_gradients(forward, std::move(env), wanted, grads);
+    // The products as the replay made them, which the saved ones will stand in for.
+    const auto products = [&](const std::vector<Tensor>& done) {
+      for (int v : saved_values_) replayed.push_back(traced_value(done[v]));
+    };
+    std::vector<Tensor> got = replay_gradients(forward, std::move(env), wanted, grads, products);
     std::vector<Tensor> result;
     for (size_t k = 0; k < got.size(); ++k)
       if (got[k].defined()) {
@@ -165,6 +199,13 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
       // It all runs with grad mode off, the recomputed forward too (and so its ops and the
       // formulas' can merge).
       for (Node& n : g.nodes) n.grad_enabled = false;
+      for (size_t k = 0; k < replayed.size(); ++k) {
+        const int saved_input = g.inputs[leaves.size() + k];
+        if (replayed[k] < 0 || !same_layout(g.values[replayed[k]].meta, g.values[saved_input].meta))
+          continue;  // recomputed: the same numbers, at a matrix product's cost
+        g.replace_uses(replayed[k], saved_input);
+        ++info.saved;
+      }
       eliminate_dead_code(g);
       bypass_detaches(g);
       eliminate_common_subexpressions(g);

@@ -10,11 +10,16 @@
 // traffic beyond reading the saved inputs again (Inductor's partitioner recomputes pointwise
 // ops for the same reason).
 //
+// A matrix product is not worth recomputing: it costs as much as its gradient. So the
+// forward keeps what each mm/bmm/addmm made (saved_values(): AOTAutograd's partitioner
+// saves the same), the joint graph reads it as an input in place of the product replayed
+// while tracing, and dead-code elimination drops that replay (BackwardInfo::saved counts them).
+//
 // Invariant: a traced backward runs only for a call like the one it was traced on — the same
 // wanted inputs, output gradients with the same metadata and aliasing — and only when every
-// tensor the joint graph reads is a saved input, an output gradient, a tensor the forward
-// graph itself reads live, or a number. Anything else (a formula that built a tensor outside
-// the ops, which a trace would freeze) makes that backward replay the graph instead.
+// tensor the joint graph reads is a saved input, a saved product, an output gradient, a
+// tensor the forward graph itself reads live, or a number. Anything else (a formula that built a
+// tensor outside the ops, which a trace would freeze) makes that backward replay the graph instead.
 #pragma once
 
 #include <memory>
@@ -33,6 +38,9 @@ namespace glass::compiler {
 // which the graph would read as it was at the trace. "" when there is none.
 std::string unexplained_tensor(const Graph& joint, const Graph& forward);
 
+// mm, bmm, addmm: a node whose result the partitioner keeps rather than recomputes.
+bool is_matrix_product(const Node& n);
+
 class BackwardCache {
  public:
   // `forward`: the variant's optimised graph. `limit`: kinds of backward traced before
@@ -40,16 +48,21 @@ class BackwardCache {
   BackwardCache(std::shared_ptr<const Graph> forward, int limit, std::string name);
   ~BackwardCache();
 
+  // The forward values the forward must keep for the backward: each matrix product's result.
+  const std::vector<int>& saved_values() const { return saved_values_; }
+
   // The gradients of `leaves` (the saved inputs; `leaf_values[i]` is the forward graph's
   // value leaf i stands for) that `needs` asks for, given the output gradients `grads`
-  // (undefined where an output got none). The first call of a kind traces the joint graph
-  // and compiles it; later ones run it. nullopt: replay the graph instead — inside another
-  // trace, in anomaly mode, past the limit, or for a kind that could not be traced or built
-  // (BackwardInfo::replayed says why).
+  // (undefined where an output got none) and `saved`, this call's tensor of each
+  // saved_values(). The first call of a kind traces the joint graph and compiles it; later
+  // ones run it. nullopt: replay the graph instead — inside another trace, in anomaly mode,
+  // past the limit, for a saved tensor missing, or for a kind that could not be traced or
+  // built (BackwardInfo::replayed says why).
   std::optional<std::vector<Tensor>> run(const std::vector<Tensor>& leaves,
                                          const std::vector<int>& leaf_values,
                                          const std::vector<bool>& needs,
-                                         const std::vector<Tensor>& grads);
+                                         const std::vector<Tensor>& grads,
+                                         const std::vector<Tensor>& saved);
 
   std::vector<BackwardInfo> info() const;
 
@@ -62,9 +75,11 @@ class BackwardCache {
   // the trace as it ran), or nullopt when the trace itself failed.
   std::pair<std::shared_ptr<Entry>, std::optional<std::vector<Tensor>>> trace_entry(
       const std::vector<Tensor>& leaves, const std::vector<int>& leaf_values,
-      const std::vector<bool>& needs, const std::vector<Tensor>& grads) const;
+      const std::vector<bool>& needs, const std::vector<Tensor>& grads,
+      const std::vector<Tensor>& saved) const;
 
   std::shared_ptr<const Graph> forward_;
+  std::vector<int> saved_values_;
   int limit_;
   std::string name_;
   mutable std::mutex mutex_;

@@ -98,7 +98,8 @@ std::vector<std::vector<int>> Program::group_nodes() const {
   return out;
 }
 
-std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
+std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs, const std::vector<int>& keep,
+                                 std::vector<Tensor>* kept) const {
   const Graph& g = *graph;
   GLASS_CHECK(inputs.size() == g.inputs.size(), "compiled graph: called with ", inputs.size(),
               " tensors, it takes ", g.inputs.size());
@@ -116,6 +117,8 @@ std::vector<Tensor> Program::run(const std::vector<Tensor>& inputs) const {
     const auto& kernel = kernels[s.group];
     env[group.output] = kernel ? kernel(operands) : interpret_pointwise(group.program, operands);
   }
+  if (kept != nullptr)
+    for (int v : keep) kept->push_back(env[v]);  // undefined where only a kernel computed it
   std::vector<Tensor> out;
   out.reserve(g.outputs.size());
   for (int v : g.outputs) out.push_back(value_tensor(g, v, env));

@@ -31,8 +31,11 @@ struct Program {
   std::vector<std::function<Tensor(TensorList)>> kernels;
   std::vector<std::string> sources;  // each group's generated source
 
-  // The graph's outputs for `inputs` (one per graph input, in order).
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  // The graph's outputs for `inputs` (one per graph input, in order). With `kept`: also the
+  // tensor of each value in `keep` (undefined for one no step left in memory: a value only a
+  // fused kernel computed).
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::vector<int>& keep = {},
+                          std::vector<Tensor>* kept = nullptr) const;
   // Each group's nodes, for the viewer and Graph::to_dot.
   std::vector<std::vector<int>> group_nodes() const;
 };

@@ -53,13 +53,15 @@ void run_node(const Graph& graph, const Node& node, std::vector<Tensor>& env) {
   for (size_t i = 0; i < node.outputs.size(); ++i) env[node.outputs[i]] = stack[i].tensor();
 }
 
-std::vector<Tensor> replay_gradients(const Graph& graph, std::vector<Tensor> env,
-                                     const std::vector<Tensor>& wanted,
-                                     const std::vector<Tensor>& grads) {
+std::vector<Tensor> replay_gradients(
+    const Graph& graph, std::vector<Tensor> env, const std::vector<Tensor>& wanted,
+    const std::vector<Tensor>& grads,
+    const std::function<void(const std::vector<Tensor>& env)>& forward_done) {
   std::vector<Tensor> outs, out_grads;
   {
     AutoGradMode on(true);
     for (const Node& n : graph.nodes) run_node(graph, n, env);
+    if (forward_done) forward_done(env);
     for (size_t i = 0; i < graph.outputs.size() && i < grads.size(); ++i) {
       const Tensor& o = value_tensor(graph, graph.outputs[i], env);
       if (o.defined() && o.requires_grad() && grads[i].defined()) {

@@ -6,6 +6,7 @@
 // caller's own tensor (or in a view of it). The node's results and writes are stored back.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "compiler/graph.h"
@@ -20,9 +21,11 @@ const Tensor& value_tensor(const Graph& graph, int value, const std::vector<Tens
 // A compiled graph's backward by replay: the graph run again with grad on from `env` (the
 // leaves in place of the values they stand for), then autograd::grad of its outputs, given
 // `grads` (undefined where an output got none), for the leaves in `wanted`. One gradient per
-// wanted leaf, undefined where the outputs do not depend on it.
-std::vector<Tensor> replay_gradients(const Graph& graph, std::vector<Tensor> env,
-                                     const std::vector<Tensor>& wanted,
-                                     const std::vector<Tensor>& grads);
+// wanted leaf, undefined where the outputs do not depend on it. `forward_done`, when given, sees
+// `env` once the graph has run, before autograd does (the joint trace maps values there).
+std::vector<Tensor> replay_gradients(
+    const Graph& graph, std::vector<Tensor> env, const std::vector<Tensor>& wanted,
+    const std::vector<Tensor>& grads,
+    const std::function<void(const std::vector<Tensor>& env)>& forward_done = nullptr);
 
 }  // namespace glass::compiler

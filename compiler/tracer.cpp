@@ -263,6 +263,11 @@ class Tracer {
     return TraceResult{std::move(graph_), std::move(outputs), graph_break_};
   }
 
+  int find(const Tensor& t) const {
+    auto it = seen_.find(t.unsafeGetTensorImpl());
+    return it == seen_.end() ? -1 : it->second;
+  }
+
  private:
   int remember(const Tensor& t, int id) {
     seen_[t.unsafeGetTensorImpl()] = id;
@@ -297,6 +302,10 @@ void trace_fallback(const BoxedOp& op, dispatch::Stack& stack) {
 }  // namespace
 
 bool is_tracing() { return t_tracer != nullptr; }
+
+int traced_value(const Tensor& t) {
+  return t_tracer != nullptr && t.defined() ? t_tracer->find(t) : -1;
+}
 
 TraceResult trace(const std::vector<Tensor>& inputs, const std::function<std::vector<Tensor>()>& fn,
                   bool fullgraph, bool joint) {

@@ -38,4 +38,8 @@ TraceResult trace(const std::vector<Tensor>& inputs, const std::function<std::ve
 // Whether this thread is tracing now.
 bool is_tracing();
 
+// While this thread traces: the value `t` is in the graph so far (an input, or an op's result
+// the trace recorded), or -1 for a tensor the trace has not met. -1 when not tracing.
+int traced_value(const Tensor& t);
+
 }  // namespace glass::compiler

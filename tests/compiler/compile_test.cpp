@@ -24,6 +24,7 @@
 #include "core/ops/compare.h"
 #include "core/ops/factories.h"
 #include "core/ops/indexing.h"
+#include "core/ops/linalg.h"
 #include "core/ops/pointwise.h"
 #include "core/ops/random.h"
 #include "core/ops/reduce.h"
@@ -785,7 +786,74 @@ TEST_F(Compile, ACompiledModuleTrainsLikeEager) {
   fc->forward(x).pow(2).sum().backward();
   expect_close(gw, fc->weight.grad());
   expect_close(gb, fc->bias.grad());
-  EXPECT_FALSE(f.variants()[0].one_node) << "a matmul is not recomputed in backward";
+  EXPECT_FALSE(f.variants()[0].one_node) << "its forward has nothing to fuse";
+}
+
+// Two layers with a SiLU between them: the forward fuses the SiLU, and the joint graph reads
+// the first product from the forward rather than multiplying again.
+Tensor two_layers(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2) {
+  Tensor h = addmm(b1, x, w1.t());
+  return mm(h * h.sigmoid(), w2.t());
+}
+
+TEST_F(Compile, TheJointGraphReadsAMatrixProductFromTheForward) {
+  auto f = compile(two_layers);
+  std::vector<Tensor> in = {randn({8, 5}, kFloat64), randn({6, 5}, kFloat64), randn({6}, kFloat64),
+                            randn({3, 6}, kFloat64)};
+  for (Tensor& t : in) t.requires_grad_(true);
+  f(in[0], in[1], in[2], in[3]);
+  for (int call = 0; call < 2; ++call) {  // the first backward traces, the second runs the graph
+    for (Tensor& t : in) t.mutable_grad() = Tensor();
+    Tensor g = randn({8, 3}, kFloat64);
+    f(in[0], in[1], in[2], in[3]).backward(g);
+    std::vector<Tensor> copies;
+    for (const Tensor& t : in) copies.push_back(t.detach().clone().requires_grad_(true));
+    two_layers(copies[0], copies[1], copies[2], copies[3]).backward(g);
+    for (size_t i = 0; i < in.size(); ++i)
+      expect_close(in[i].grad(), copies[i].grad(), 1e-12, 1e-12);
+  }
+  const compiler::VariantInfo info = f.variants()[0];
+  ASSERT_TRUE(info.one_node);
+  ASSERT_EQ(info.backwards.size(), 1u);
+  const compiler::BackwardInfo& bw = info.backwards[0];
+  EXPECT_EQ(bw.replayed, "");
+  // Kept: the product the SiLU reads (the last one is only returned, and mm's formulas never
+  // read their own result).
+  EXPECT_EQ(bw.saved, 1);
+  EXPECT_NE(bw.traced.find("addmm("), std::string::npos) << bw.traced;
+  EXPECT_EQ(bw.optimized.find("addmm("), std::string::npos) << bw.optimized;
+  EXPECT_GE(bw.fused_groups, 1) << bw.optimized;
+}
+
+TEST_F(Compile, AMatrixProductIsNotRecomputedByAReplay) {
+  auto f = compile(two_layers, CompileOptions().set_joint_backward(false));
+  Tensor x = randn({4, 5}), w1 = randn({6, 5}).requires_grad_(true), b1 = randn({6}),
+         w2 = randn({3, 6});
+  f(x, w1, b1, w2);
+  f(x, w1, b1, w2).sum().backward();
+  Tensor got = w1.grad().clone();
+  w1.mutable_grad() = Tensor();
+  two_layers(x, w1, b1, w2).sum().backward();
+  expect_close(got, w1.grad());
+  EXPECT_FALSE(f.variants()[0].one_node) << "its backward would multiply again";
+}
+
+TEST_F(Compile, ASavedProductWrittenAfterTheForwardIsCaughtInBackward) {
+  auto f = compile([](const Tensor& x, const Tensor& w) {
+    Tensor h = mm(x, w);
+    return std::make_tuple(h, h * h.sigmoid());
+  });
+  Tensor x = randn({3, 4}), w = randn({4, 2}).requires_grad_(true);
+  f(x, w);
+  auto [h, y] = f(x, w);
+  ASSERT_TRUE(f.variants()[0].one_node);
+  h.detach().add_(1);  // the product SiLU's backward reads, changed (eager saves it too)
+  try {
+    y.sum().backward();
+    FAIL() << "the saved product was changed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("version"), std::string::npos) << e.what();
+  }
 }
 
 // ---- random programs ----------------------------------------------------------------------

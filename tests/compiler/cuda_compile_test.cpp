@@ -20,6 +20,7 @@
 #include "core/generator.h"
 #include "core/grad_mode.h"
 #include "core/ops/factories.h"
+#include "core/ops/linalg.h"
 #include "core/ops/pointwise.h"
 #include "core/ops/random.h"
 #include "cuda/cuda.h"
@@ -248,6 +249,45 @@ TEST_F(CudaCompile, TheJointBackwardOnTheDeviceMovesEachArrayOncePerGradient) {
   // float32, summed in another order (each kernel recomputes the chain): the dtype's tolerance.
   EXPECT_EQ(close(ga, ea, 1e-5, 1e-6), "");
   EXPECT_EQ(close(gb, eb, 1e-5, 1e-6), "");
+}
+
+// Two layers with a SiLU between: the joint graph reads the first product from the forward,
+// so the compiled backward does the four products eager's does, and no fifth.
+TEST_F(CudaCompile, TheJointBackwardOnTheDeviceDoesNotMultiplyAgain) {
+  auto fn = [](const Tensor& x, const Tensor& w1, const Tensor& w2) {
+    Tensor h = mm(x, w1);
+    return mm(h * h.sigmoid(), w2);
+  };
+  auto f = glass::compile(fn);
+  Generator gen = make_generator(Device(kCPU), 13);
+  const std::vector<Tensor> host = {randn({32, 48}, gen), randn({48, 64}, gen),
+                                    randn({64, 16}, gen), randn({32, 16}, gen)};
+  auto backward = [&](bool compiled) {
+    std::vector<Tensor> in;
+    for (int i = 0; i < 3; ++i) in.push_back(dev(host[i]).requires_grad_());
+    Tensor out = compiled ? f(in[0], in[1], in[2]) : fn(in[0], in[1], in[2]);
+    cuda::synchronize();
+    cuda::sim::ScopedKernelStats stats;
+    out.backward(dev(host[3]));
+    cuda::synchronize();
+    std::vector<Tensor> grads;
+    for (const Tensor& t : in) grads.push_back(t.grad().cpu());
+    return std::pair{stats.total(), grads};
+  };
+  backward(true);  // traces the forward
+  backward(true);  // traces the joint graph
+  const auto [compiled, got] = backward(true);
+  const auto [eager, want] = backward(false);
+  const std::vector<BackwardInfo> backwards = f.variants().at(0).backwards;
+  ASSERT_EQ(backwards.size(), 1u);
+  EXPECT_EQ(backwards[0].replayed, "");
+  EXPECT_EQ(backwards[0].saved, 1);
+  // The simulator counts a product's multiply-adds: 2·m·k·n each for dW2, dS, dW1 and dX.
+  const uint64_t four_products = 2 * (64 * 32 * 16 + 32 * 16 * 64 + 48 * 32 * 64 + 32 * 64 * 48);
+  EXPECT_EQ(eager.flops, four_products);
+  EXPECT_EQ(compiled.flops, four_products) << "a product was computed again";
+  EXPECT_LT(compiled.launches, eager.launches);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(close(got[i], want[i], 1e-5, 1e-5), "") << "input " << i;
 }
 
 // A launch returns before its kernel runs: the kernel's code must stay loaded after the last
