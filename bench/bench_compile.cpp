@@ -8,9 +8,12 @@
 //   chain_compiled      the same through glass::compile (speedup_vs_eager: same run)
 //   chain_train_*       the chain on 4M floats that require grad, forward + backward: compiled,
 //                       the forward fused under one autograd node, the backward a replay
-//   mlp_eager/compiled  lesson 06's MLP (784-512-512-10, batch 64), forward + backward. With
-//                       grad, a compiled function replays op by op through autograd, so
-//                       this measures what the replay costs (nothing in it fuses yet)
+//   mlp_eager/compiled  lesson 06's MLP (784-512-512-10, batch 64), forward + backward. Its
+//                       forward has nothing to fuse (a ReLU alone), so compiled, it replays
+//                       op by op through autograd: this measures what the replay costs
+//   mlp_silu_*          the same with x * sigmoid(x) for each ReLU: compiled, the forward is
+//                       fused under one node and the backward is a joint graph that reads
+//                       the matrix products from the forward
 //   mlp_infer_*         the same forward under NoGradGuard
 //
 //   build/bench/bench_compile --benchmark_min_time=0.5 --benchmark_repetitions=3
@@ -142,21 +145,25 @@ void BM_chain_train(benchmark::State& state) {
     report_speedup(state, "chain_train", s);
 }
 
+// Lesson 06's MLP; with `silu`, x * sigmoid(x) in place of each ReLU (a forward with
+// something to fuse, so it runs as one node with a joint-graph backward).
 struct MLPImpl : glass::nn::Module {
-  MLPImpl() : Module("MLP") {
+  explicit MLPImpl(bool silu) : Module("MLP"), silu(silu) {
     fc1 = register_module("fc1", glass::nn::Linear(784, 512));
     fc2 = register_module("fc2", glass::nn::Linear(512, 512));
     fc3 = register_module("fc3", glass::nn::Linear(512, 10));
   }
-  Tensor forward(const Tensor& x) { return fc3(fc2(fc1(x).relu()).relu()); }
+  Tensor act(const Tensor& x) const { return silu ? x * x.sigmoid() : x.relu(); }
+  Tensor forward(const Tensor& x) { return fc3(act(fc2(act(fc1(x))))); }
+  bool silu;
   glass::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
 };
 
-template <bool kCompiled, bool kTrain>
+template <bool kCompiled, bool kTrain, bool kSilu = false>
 void BM_mlp(benchmark::State& state) {
   if (kCompiled && !have_compiler(state)) return;
   glass::manual_seed(0);
-  auto model = std::make_shared<MLPImpl>();
+  auto model = std::make_shared<MLPImpl>(kSilu);
   Tensor x = glass::randn({64, 784});
   auto compiled = glass::compile(model);
   auto step = [&] {
@@ -173,7 +180,7 @@ void BM_mlp(benchmark::State& state) {
   const auto t0 = glass_bench::Clock::now();
   for (auto _ : state) step();
   const double s = seconds_per_iter(state, t0);
-  const std::string workload = kTrain ? "mlp" : "mlp_infer";
+  const std::string workload = std::string(kSilu ? "mlp_silu" : "mlp") + (kTrain ? "" : "_infer");
   if (kCompiled)
     report_speedup(state, workload, s);
   else
@@ -194,6 +201,8 @@ BENCHMARK(BM_chain_train<Train::kJoint>)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mlp<false, true>)->Name("mlp_eager")->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mlp<true, true>)->Name("mlp_compiled")->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_mlp<false, true, true>)->Name("mlp_silu_eager")->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_mlp<true, true, true>)->Name("mlp_silu_compiled")->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mlp<false, false>)->Name("mlp_infer_eager")->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mlp<true, false>)->Name("mlp_infer_compiled")->Unit(benchmark::kMicrosecond);
 
