@@ -19,6 +19,31 @@ struct NodeState {
   std::vector<int> leaf_values;  // per input of the node: the graph value it stands for
 };
 
+// The matrix products the forward kept for the joint graph (one per
+// BackwardCache::saved_values(), undefined where not kept), each with its storage's version
+// then. Not SavedVariables: one written in place since is not an error but simply not used
+// (the backward computes it again from the inputs, which autograd does check), since eager
+// mode may not have needed it. Detached: a product that is also an output would otherwise
+// hold its own node (a cycle).
+struct KeptProducts {
+  std::vector<Tensor> tensors;
+  std::vector<uint32_t> versions;
+};
+
+// This backward's products: the kept ones still as they were; then they are let go, as a
+// node's saved tensors are after its backward (a second backward, with retain_graph, computes
+// them again).
+std::vector<Tensor> take_products(autograd::AutogradContext* ctx) {
+  auto it = ctx->saved_data.find("products");
+  if (it == ctx->saved_data.end()) return {};
+  KeptProducts kept = std::any_cast<KeptProducts>(std::move(it->second));
+  ctx->saved_data.erase(it);
+  for (size_t k = 0; k < kept.tensors.size(); ++k)
+    if (kept.tensors[k].defined() && kept.tensors[k]._version() != kept.versions[k])
+      kept.tensors[k] = Tensor();
+  return std::move(kept.tensors);
+}
+
 autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
                                         autograd::tensor_list grads) {
   GLASS_CHECK(!GradMode::is_enabled(),
@@ -27,10 +52,8 @@ autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
               "higher-order gradients");
   const auto state = std::any_cast<std::shared_ptr<const NodeState>>(ctx->saved_data.at("state"));
   const Graph& graph = *state->graph;
-  // The node's inputs, then the products the forward kept for the joint graph.
-  autograd::tensor_list saved = ctx->get_saved_variables();
-  std::vector<Tensor> products(saved.begin() + state->leaf_values.size(), saved.end());
-  saved.resize(state->leaf_values.size());
+  const autograd::tensor_list saved = ctx->get_saved_variables();
+  const std::vector<Tensor> products = take_products(ctx);
   if (state->joint) {
     std::vector<Tensor> leaves;  // without history: the joint graph computes values only
     std::vector<bool> needs;
@@ -38,7 +61,6 @@ autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
       leaves.push_back(saved[i].detach());
       needs.push_back(ctx->needs_input_grad(i));
     }
-    for (Tensor& p : products) p = p.detach();
     if (auto got = state->joint->run(leaves, state->leaf_values, needs, grads, products))
       return *got;
   }
@@ -94,11 +116,23 @@ std::vector<Tensor> run_as_one_node(const Program& program, std::shared_ptr<Back
       std::make_shared<autograd::CustomNode>("CompiledFunctionBackward", &compiled_backward);
   return autograd::CustomNode::apply_to(node, leaves, [&](autograd::AutogradContext* ctx) {
     ctx->saved_data["state"] = std::shared_ptr<const NodeState>(state);
-    std::vector<Tensor> to_save = leaves;  // SavedVariables: a later write in place is caught
-    std::vector<Tensor> out = state->joint
-                                  ? program.run(inputs, state->joint->saved_values(), &to_save)
-                                  : program.run(inputs);
-    ctx->save_for_backward(to_save);
+    ctx->save_for_backward(leaves);  // SavedVariables: a later write in place is caught
+    if (!state->joint) return program.run(inputs);
+    const std::vector<int>& candidates = state->joint->saved_values();
+    const std::vector<bool> keep = state->joint->keep();
+    std::vector<int> values;
+    for (size_t k = 0; k < candidates.size(); ++k)
+      if (keep[k]) values.push_back(candidates[k]);
+    std::vector<Tensor> kept;
+    std::vector<Tensor> out = program.run(inputs, values, &kept);
+    KeptProducts products;
+    for (size_t k = 0, j = 0; k < candidates.size(); ++k) {
+      const Tensor t = keep[k] && kept[j].defined() ? kept[j].detach() : Tensor();
+      j += keep[k];
+      products.versions.push_back(t.defined() ? t._version() : 0);
+      products.tensors.push_back(t);
+    }
+    ctx->saved_data["products"] = std::move(products);
     return out;
   });
 }

@@ -36,6 +36,11 @@ struct BackwardCache::Entry {
   std::vector<int> aliases;
   std::optional<Program> program;  // none: this kind of backward replays
   std::vector<int> returned;       // per program output: the leaf whose gradient it is
+  // The saved products it takes, as inputs after the leaves: their index in saved_values(),
+  // their layout when traced, and whether the optimised graph reads them.
+  std::vector<int> products;
+  std::vector<TensorMeta> product_metas;
+  std::vector<bool> reads;
   BackwardInfo info;
 };
 
@@ -78,6 +83,12 @@ BackwardCache::BackwardCache(std::shared_ptr<const Graph> forward, int limit, st
     if (is_matrix_product(n))
       for (int v : n.outputs)
         if (read[v]) saved_values_.push_back(v);
+  keep_.assign(saved_values_.size(), true);  // until a backward says which it reads
+}
+
+std::vector<bool> BackwardCache::keep() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return keep_;
 }
 
 BackwardCache::~BackwardCache() = default;
@@ -104,9 +115,8 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
   // whose checks read values back: a graph break that would send this kind of backward to the
   // replay for good.
   if (is_tracing() || autograd::AnomalyMode::is_enabled()) return std::nullopt;
-  if (saved.size() != saved_values_.size()) return std::nullopt;
-  for (const Tensor& t : saved)
-    if (!t.defined()) return std::nullopt;
+  GLASS_CHECK(saved.size() == saved_values_.size(), "compiled backward: ", saved.size(),
+              " saved products where the forward has ", saved_values_.size());
   const std::vector<int> aliases = alias_pattern(grads);
   std::shared_ptr<const Entry> entry;
   {
@@ -117,7 +127,19 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
   if (entry) {
     if (!entry->program) return std::nullopt;
     std::vector<Tensor> inputs = leaves;
-    inputs.insert(inputs.end(), saved.begin(), saved.end());
+    for (size_t j = 0; j < entry->products.size(); ++j) {
+      const Tensor& product = saved[entry->products[j]];
+      if (!entry->reads[j]) {
+        inputs.emplace_back();  // an input nothing reads
+        continue;
+      }
+      // Not kept (another kind of backward decided what the forward keeps), or written since:
+      // the replay computes it again. The variant's guards fix every product's layout; this
+      // only keeps that assumption from ever turning into a wrong read.
+      if (!product.defined() || !same_layout(TensorMeta::of(product), entry->product_metas[j]))
+        return std::nullopt;
+      inputs.push_back(product);
+    }
     for (const Tensor& g : grads)
       if (g.defined()) inputs.push_back(g);
     std::vector<Tensor> out = entry->program->run(inputs);
@@ -130,8 +152,14 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
   {
     // Another thread may have traced the same kind meanwhile: keep one.
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!find_locked(needs, grads, aliases) && static_cast<int>(entries_.size()) < limit_)
+    if (!find_locked(needs, grads, aliases) && static_cast<int>(entries_.size()) < limit_) {
       entries_.push_back(traced);
+      // From now on the forward keeps only the products some traced backward reads.
+      keep_.assign(saved_values_.size(), false);
+      for (const auto& e : entries_)
+        for (size_t j = 0; j < e->products.size(); ++j)
+          if (e->program && e->reads[j]) keep_[e->products[j]] = true;
+    }
   }
   return result;
 }
@@ -158,18 +186,23 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
     }
     inputs.push_back(leaf);
   }
-  for (const Tensor& t : saved) inputs.push_back(t.detach());  // a value of its own
+  for (size_t k = 0; k < saved.size(); ++k)
+    if (saved[k].defined()) {  // one the forward kept, unwritten since
+      entry->products.push_back(static_cast<int>(k));
+      entry->product_metas.push_back(TensorMeta::of(saved[k]));
+      inputs.push_back(saved[k].detach());  // a value of its own
+    }
   for (const Tensor& g : grads)
     if (g.defined()) inputs.push_back(g);
   const Graph& forward = *forward_;
   std::vector<int> returned;  // the leaf of each traced output
-  std::vector<int> replayed;  // the joint value of each saved product, as replayed (-1: none)
+  std::vector<int> replayed;  // the joint value of each product taken, as replayed (-1: none)
   auto joint = [&]() -> std::vector<Tensor> {
     std::vector<Tensor> env(forward.values.size());
     for (size_t i = 0; i < leaves.size(); ++i) env[leaf_values[i]] = inputs[i];
     // The products as the replay made them, which the saved ones will stand in for.
     const auto products = [&](const std::vector<Tensor>& done) {
-      for (int v : saved_values_) replayed.push_back(traced_value(done[v]));
+      for (int k : entry->products) replayed.push_back(traced_value(done[saved_values_[k]]));
     };
     std::vector<Tensor> got = replay_gradients(forward, std::move(env), wanted, grads, products);
     std::vector<Tensor> result;
@@ -204,7 +237,6 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
         if (replayed[k] < 0 || !same_layout(g.values[replayed[k]].meta, g.values[saved_input].meta))
           continue;  // recomputed: the same numbers, at a matrix product's cost
         g.replace_uses(replayed[k], saved_input);
-        ++info.saved;
       }
       eliminate_dead_code(g);
       bypass_detaches(g);
@@ -217,6 +249,14 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
           find_fusion_groups(g, /*forward_without_grad=*/true, /*recompute=*/true);
       info.fused_groups = static_cast<int>(groups.size());
       info.optimized = g.to_string();
+      std::vector<bool> read(g.values.size(), false);
+      for (const Node& n : g.nodes)
+        for (int v : Graph::values_read(n)) read[v] = true;
+      for (int v : g.outputs) read[v] = true;
+      for (size_t j = 0; j < entry->products.size(); ++j) {
+        entry->reads.push_back(read[g.inputs[leaves.size() + j]]);
+        info.saved += entry->reads.back();
+      }
       entry->program = make_program(std::move(g), std::move(groups));
       info.sources = entry->program->sources;
       entry->returned = returned;

@@ -1,8 +1,9 @@
 // compiler/joint_graph.h — a compiled function's backward, traced and fused: AOTAutograd's
 // joint graph, small.
 //
-// A variant that runs as one autograd node (autograd_node.h) saves only its inputs, so its
-// backward first recomputes the forward, then runs each op's backward formula. Traced
+// A variant that runs as one autograd node (autograd_node.h) saves its inputs (and the
+// matrix products below), so its backward first recomputes the forward, then runs each op's
+// backward formula. Traced
 // together — the forward replayed with grad on from the saved inputs, then autograd::grad,
 // all with the trace on — they are one graph from (saved inputs, output gradients) to input
 // gradients: the joint graph. Its forward ops and the formulas' ops are mostly elementwise,
@@ -11,12 +12,17 @@
 // ops for the same reason).
 //
 // A matrix product is not worth recomputing: it costs as much as its gradient. So the
-// forward keeps what each mm/bmm/addmm made (saved_values(): AOTAutograd's partitioner
-// saves the same), the joint graph reads it as an input in place of the product replayed
-// while tracing, and dead-code elimination drops that replay (BackwardInfo::saved counts them).
+// forward keeps what each mm/bmm/addmm made that another op reads (saved_values():
+// AOTAutograd's partitioner saves the same), the joint graph reads it as an input in place of
+// the product replayed while tracing, and dead-code elimination drops that replay
+// (BackwardInfo::saved counts the products a backward reads). Once a backward is traced, the
+// forward keeps only the products some traced backward reads (keep()). A product that was not
+// kept, or was written in place after the forward, is computed again by the replay instead:
+// never an error eager mode would not raise, since eager may not have needed it.
 //
 // Invariant: a traced backward runs only for a call like the one it was traced on — the same
-// wanted inputs, output gradients with the same metadata and aliasing — and only when every
+// wanted inputs, output gradients with the same metadata and aliasing (the saved products'
+// layouts the variant's guards fix, and run() checks them anyway) — and only when every
 // tensor the joint graph reads is a saved input, a saved product, an output gradient, a
 // tensor the forward graph itself reads live, or a number. Anything else (a formula that built a
 // tensor outside the ops, which a trace would freeze) makes that backward replay the graph instead.
@@ -33,8 +39,8 @@
 
 namespace glass::compiler {
 
-// Why `joint` reads a tensor that is no input (saved input, output gradient), no tensor the
-// forward graph reads live, and no number: one a backward formula built outside the ops,
+// Why `joint` reads a tensor that is no input (saved input, saved product, output gradient), no
+// tensor the forward graph reads live, and no number: one a backward formula built outside the ops,
 // which the graph would read as it was at the trace. "" when there is none.
 std::string unexplained_tensor(const Graph& joint, const Graph& forward);
 
@@ -48,16 +54,20 @@ class BackwardCache {
   BackwardCache(std::shared_ptr<const Graph> forward, int limit, std::string name);
   ~BackwardCache();
 
-  // The forward values the forward must keep for the backward: each matrix product's result.
+  // The forward values the backward may read from the forward: each matrix product's result
+  // that another op reads. keep(): for each, whether the forward should keep it now (all of
+  // them until a backward is traced, then those some traced backward reads).
   const std::vector<int>& saved_values() const { return saved_values_; }
+  std::vector<bool> keep() const;
 
   // The gradients of `leaves` (the saved inputs; `leaf_values[i]` is the forward graph's
   // value leaf i stands for) that `needs` asks for, given the output gradients `grads`
   // (undefined where an output got none) and `saved`, this call's tensor of each
-  // saved_values(). The first call of a kind traces the joint graph and compiles it; later
-  // ones run it. nullopt: replay the graph instead — inside another trace, in anomaly mode,
-  // past the limit, for a saved tensor missing, or for a kind that could not be traced or
-  // built (BackwardInfo::replayed says why).
+  // saved_values() (undefined where it was not kept, or was written since). The first call
+  // of a kind traces the joint graph and compiles it; later ones run it. nullopt: replay the
+  // graph instead — inside another trace, in anomaly mode, past the limit, for a product the
+  // kind reads missing, or for a kind that could not be traced or built
+  // (BackwardInfo::replayed says why).
   std::optional<std::vector<Tensor>> run(const std::vector<Tensor>& leaves,
                                          const std::vector<int>& leaf_values,
                                          const std::vector<bool>& needs,
@@ -80,6 +90,7 @@ class BackwardCache {
 
   std::shared_ptr<const Graph> forward_;
   std::vector<int> saved_values_;
+  std::vector<bool> keep_;  // under mutex_
   int limit_;
   std::string name_;
   mutable std::mutex mutex_;
