@@ -118,8 +118,16 @@ void keep_loaded(const std::shared_ptr<T>& loaded) {
   kept.push_back(loaded);
 }
 
-// The module for a source on a device: NVRTC compiles it for the device's architecture and the
-// runtime loads it, once per (source, headers, device) in a process.
+// The embedded headers' folder is named by their hash, so a path under it already says what
+// they are; an override's headers are keyed by their contents.
+std::string headers_key(const std::string& include_dir) {
+  const char* override_dir = std::getenv("GLASS_INCLUDE_DIR");
+  return override_dir && *override_dir ? header_fingerprint(include_dir) : "";
+}
+
+// The module for a source on a device: NVRTC compiles it for the device's architecture (or the
+// disk cache has the CUBIN) and the runtime loads it, once per (source, headers, device) in a
+// process.
 std::shared_ptr<const GpuModule> gpu_module(const std::string& source, int device,
                                             const std::string& include_dir) {
   static std::mutex mutex;
@@ -131,7 +139,8 @@ std::shared_ptr<const GpuModule> gpu_module(const std::string& source, int devic
   }
   const cuda::DeviceProperties& props = cuda::runtime().properties(device);
   auto module = std::make_shared<const GpuModule>(
-      device, nvrtc_compile(source, "glass_fused.cu", props.major, props.minor, include_dir));
+      device, nvrtc_compile_cached(source, "glass_fused.cu", props.major, props.minor, include_dir,
+                                   headers_key(include_dir)));
   keep_loaded(module);
   std::lock_guard<std::mutex> lock(mutex);
   return loaded.emplace(key, std::move(module)).first->second;
@@ -223,11 +232,8 @@ std::vector<CompiledCudaPointwise> compile_cuda_pointwise(
       compiled.emplace_back(programs[i], module, static_cast<int>(i));
     return compiled;
   }
-  // The embedded headers' folder is named by their hash, so the flags (-I) already key them;
-  // an override's headers are keyed by their contents.
-  const bool overridden = std::getenv("GLASS_INCLUDE_DIR") && *std::getenv("GLASS_INCLUDE_DIR");
   std::shared_ptr<KernelLibrary> library =
-      load_or_compile(source, sim_flags(dir), overridden ? header_fingerprint(dir) : "");
+      load_or_compile(source, sim_flags(dir), headers_key(dir));
   keep_loaded(library);
   for (size_t i = 0; i < programs.size(); ++i)
     compiled.emplace_back(programs[i], library, "glass_cuda_launch_" + std::to_string(i));

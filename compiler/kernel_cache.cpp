@@ -324,6 +324,33 @@ std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source) {
   return load_or_compile(source, {}, "");
 }
 
+std::string load_or_build(const std::string& source, const std::string& key_material,
+                          const std::string& extension, const std::function<std::string()>& build) {
+  const std::string material = source + '\0' + extension + '\0' + key_material;
+  const std::string key = hex64(fnv1a(material, 14695981039346656037ull)) +
+                          hex64(fnv1a(material, 0x9e3779b97f4a7c15ull));
+  const std::string dir = cache_dir() + "/kernels";
+  make_private_dirs(cache_dir());
+  make_private_dirs(dir);
+  const std::string name = key + "." + extension;
+  const auto saved_source = read_file(dir + "/" + name + ".src");
+  const auto bytes = read_file(dir + "/" + name);
+  const auto checksum = read_file(dir + "/" + name + ".sum");
+  if (saved_source && bytes && checksum && *saved_source == source &&
+      checksum_of(*bytes) == *checksum) {
+    count(&CacheStats::from_disk);
+    return *bytes;
+  }
+  if (saved_source || bytes || checksum) count(&CacheStats::rejected);
+  std::string built = build();
+  // As compile_into_cache: the checksum and the source first, the bytes last.
+  write_file_atomically(dir, name + ".sum", checksum_of(built));
+  write_file_atomically(dir, name + ".src", source);
+  write_file_atomically(dir, name, built);
+  count(&CacheStats::compiled);
+  return built;
+}
+
 std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source,
                                                const std::vector<std::string>& extra_flags,
                                                const std::string& key_material) {

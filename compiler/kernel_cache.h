@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -87,6 +88,17 @@ std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source);
 std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source,
                                                const std::vector<std::string>& extra_flags,
                                                const std::string& key_material);
+
+// The bytes another compiler makes from `source` (NVRTC's CUBIN for a GPU), cached on disk
+// as a library is: under cache_dir()/kernels as <key>.<extension> beside the source
+// (<key>.<extension>.src) and a checksum (<key>.<extension>.sum), used only when all three
+// are there and agree. `key_material`: everything else that decides the bytes (the
+// compiler's version and options, the target architecture, the headers). `build` runs when no
+// verified entry exists; what it returns is written atomically and returned. Counted in
+// cache_stats() (compiled, from_disk, rejected). Thread-safe; two threads missing at once may
+// both build (either's entry is kept), so callers cache the result in process as well.
+std::string load_or_build(const std::string& source, const std::string& key_material,
+                          const std::string& extension, const std::function<std::string()>& build);
 
 // Writes `files` (relative path, contents) under cache_dir()/`folder`, each file only if
 // absent or different, atomically; returns the folder's path. What a kernel's headers are

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "compiler/kernel_cache.h"
 #include "core/error.h"
 
 namespace glass::compiler {
@@ -33,8 +34,10 @@ struct Api {
   const char* (*error_string)(int) = nullptr;
 };
 
+// Not named bind: with <functional> included, a call with a std::string argument finds
+// std::bind by argument-dependent lookup, which wins overload resolution and binds nothing.
 template <class Fn>
-void bind(const Api& api, Fn*& fn, const char* name, std::string& missing) {
+void bind_symbol(const Api& api, Fn*& fn, const char* name, std::string& missing) {
   fn = reinterpret_cast<Fn*>(::dlsym(api.handle, name));
   if (!fn) missing += std::string(missing.empty() ? "" : ", ") + name;
 }
@@ -53,15 +56,15 @@ const Api& api() {
       return a;
     }
     std::string missing;
-    bind(a, a.version, "nvrtcVersion", missing);
-    bind(a, a.create, "nvrtcCreateProgram", missing);
-    bind(a, a.destroy, "nvrtcDestroyProgram", missing);
-    bind(a, a.compile, "nvrtcCompileProgram", missing);
-    bind(a, a.log_size, "nvrtcGetProgramLogSize", missing);
-    bind(a, a.log, "nvrtcGetProgramLog", missing);
-    bind(a, a.cubin_size, "nvrtcGetCUBINSize", missing);
-    bind(a, a.cubin, "nvrtcGetCUBIN", missing);
-    bind(a, a.error_string, "nvrtcGetErrorString", missing);
+    bind_symbol(a, a.version, "nvrtcVersion", missing);
+    bind_symbol(a, a.create, "nvrtcCreateProgram", missing);
+    bind_symbol(a, a.destroy, "nvrtcDestroyProgram", missing);
+    bind_symbol(a, a.compile, "nvrtcCompileProgram", missing);
+    bind_symbol(a, a.log_size, "nvrtcGetProgramLogSize", missing);
+    bind_symbol(a, a.log, "nvrtcGetProgramLog", missing);
+    bind_symbol(a, a.cubin_size, "nvrtcGetCUBINSize", missing);
+    bind_symbol(a, a.cubin, "nvrtcGetCUBIN", missing);
+    bind_symbol(a, a.error_string, "nvrtcGetErrorString", missing);
     if (!missing.empty()) {
       a.why = "libnvrtc.so lacks " + missing + " (NVRTC 11.1 or newer is needed)";
       return a;
@@ -152,6 +155,13 @@ std::string numbered(const std::string& source) {
   return out.str();
 }
 
+// C++20, as the project's nvcc build; every function a device function (-default-device),
+// so constexpr helpers of the headers need no annotation.
+std::vector<std::string> compile_options(int major, int minor, const std::string& include_dir) {
+  return {"--gpu-architecture=sm_" + std::to_string(major) + std::to_string(minor),
+          "--include-path=" + include_dir, "-std=c++20", "-default-device"};
+}
+
 }  // namespace
 
 std::string nvrtc_unavailable() { return api().why; }
@@ -173,12 +183,10 @@ std::string nvrtc_compile(const std::string& source, const std::string& name, in
   int r = a.create(&program, source.c_str(), path.c_str(), static_cast<int>(std::size(kStdHeaders)),
                    kStdHeaders, kStdHeaderNames);
   GLASS_CHECK(r == 0, "nvrtc: nvrtcCreateProgram failed: ", a.error_string(r));
-  // C++20, as the project's nvcc build; every function a device function (-default-device),
-  // so constexpr helpers of the headers need no annotation.
-  const std::string arch = "--gpu-architecture=sm_" + std::to_string(major) + std::to_string(minor);
-  const std::string include = "--include-path=" + include_dir;
-  const char* options[] = {arch.c_str(), include.c_str(), "-std=c++20", "-default-device"};
-  r = a.compile(program, static_cast<int>(std::size(options)), options);
+  const std::vector<std::string> options = compile_options(major, minor, include_dir);
+  std::vector<const char*> argv;
+  for (const std::string& o : options) argv.push_back(o.c_str());
+  r = a.compile(program, static_cast<int>(argv.size()), argv.data());
   size_t log_size = 0;
   a.log_size(program, &log_size);
   std::string log(log_size, '\0');
@@ -192,10 +200,23 @@ std::string nvrtc_compile(const std::string& source, const std::string& name, in
     a.cubin(program, cubin.data());
   }
   a.destroy(&program);
-  GLASS_CHECK(r == 0, "nvrtc: the generated kernel did not compile for ", arch.substr(19), " (",
+  GLASS_CHECK(r == 0, "nvrtc: the generated kernel did not compile for sm_", major, minor, " (",
               a.error_string(r), ", NVRTC ", nvrtc_version(), ")\n", log,
               "--- generated source ---\n", numbered(source));
   return cubin;
+}
+
+std::string nvrtc_compile_cached(const std::string& source, const std::string& name, int major,
+                                 int minor, const std::string& include_dir,
+                                 const std::string& headers_key) {
+  GLASS_CHECK(api().why.empty(), "nvrtc: ", api().why);
+  std::string material = "nvrtc " + nvrtc_version() + '\0' + name + '\0';
+  for (const std::string& o : compile_options(major, minor, include_dir)) material += o + '\0';
+  for (size_t i = 0; i < std::size(kStdHeaders); ++i)
+    material += std::string(kStdHeaderNames[i]) + '\0' + kStdHeaders[i] + '\0';
+  material += headers_key;
+  return load_or_build(source, material, "cubin",
+                       [&] { return nvrtc_compile(source, name, major, minor, include_dir); });
 }
 
 }  // namespace glass::compiler

@@ -12,7 +12,8 @@
 // <type_traits>, <limits>, ...), holding just those names — what jitify does for NVRTC.
 //
 // Invariant: nvrtc_compile returns a CUBIN only for a source NVRTC accepted; anything else
-// is a glass::Error with NVRTC's log and the numbered source.
+// is a glass::Error with NVRTC's log and the numbered source. A cached CUBIN is one NVRTC
+// made from the same source with the same version, options and headers.
 #pragma once
 
 #include <string>
@@ -28,5 +29,13 @@ std::string nvrtc_version();
 // headers found under include_dir (the folder holding cuda/ and core/).
 std::string nvrtc_compile(const std::string& source, const std::string& name, int major, int minor,
                           const std::string& include_dir);
+
+// The same through the on-disk cache (kernel_cache.h, load_or_build): keyed by the source,
+// NVRTC's version, the options, the standard headers supplied and `headers_key` (what the
+// project's headers under include_dir are, when the folder's name does not already say), so
+// a later process loads the CUBIN instead of compiling it.
+std::string nvrtc_compile_cached(const std::string& source, const std::string& name, int major,
+                                 int minor, const std::string& include_dir,
+                                 const std::string& headers_key);
 
 }  // namespace glass::compiler

@@ -282,7 +282,7 @@ TEST_F(CudaCompile, TheJointBackwardOnTheDeviceDoesNotMultiplyAgain) {
   ASSERT_EQ(backwards.size(), 1u);
   EXPECT_EQ(backwards[0].replayed, "");
   EXPECT_EQ(backwards[0].saved, 1);
-  // The simulator counts a product's multiply-adds: 2·m·k·n each for dW2, dS, dW1 and dX.
+  // The simulator counts a product's flops: 2·m·k·n each for dW2, dS, dW1 and dX.
   const uint64_t four_products = 2 * (64 * 32 * 16 + 32 * 16 * 64 + 48 * 32 * 64 + 32 * 64 * 48);
   EXPECT_EQ(eager.flops, four_products);
   EXPECT_EQ(compiled.flops, four_products) << "a product was computed again";
@@ -421,6 +421,36 @@ TEST(CudaCompileNvrtc, GeneratedSourceCompilesToACubinForSm90) {
     EXPECT_NE(msg.find("undeclared"), std::string::npos) << msg;
     EXPECT_NE(msg.find("1 | extern"), std::string::npos) << msg;
   }
+}
+
+// A CUBIN is kept on disk: a later process loads it instead of running NVRTC again.
+TEST(CudaCompileNvrtc, ACubinIsCachedOnDisk) {
+  if (const std::string why = nvrtc_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  namespace fs = std::filesystem;
+  std::string folder = std::string(GLASS_TEST_CACHE_DIR) + "-cubin-test-XXXXXX";
+  fs::create_directories(fs::path(folder).parent_path());
+  ASSERT_NE(::mkdtemp(folder.data()), nullptr);
+  // Found (and kept for the process) before the cache moves: the folder goes at the end.
+  const std::string include_dir = kernel_include_dir();
+  ::setenv("GLASS_CACHE_DIR", folder.c_str(), 1);
+  const std::string source = emit_cuda({seed_chain(kFloat)});
+  reset_cache_stats();
+  const std::string built = nvrtc_compile_cached(source, "fused.cu", 9, 0, include_dir, "");
+  const std::string loaded = nvrtc_compile_cached(source, "fused.cu", 9, 0, include_dir, "");
+  const std::string other_arch = nvrtc_compile_cached(source, "fused.cu", 8, 0, include_dir, "");
+  const CacheStats stats = cache_stats();
+  const std::string direct = nvrtc_compile(source, "fused.cu", 9, 0, include_dir);
+  int cubins = 0;
+  for (const auto& e : fs::directory_iterator(folder + "/kernels"))
+    cubins += e.path().extension() == ".cubin";
+  ::unsetenv("GLASS_CACHE_DIR");
+  fs::remove_all(folder);
+  EXPECT_EQ(stats.compiled, 2);  // sm_90, then sm_80
+  EXPECT_EQ(stats.from_disk, 1);
+  EXPECT_EQ(cubins, 2);
+  EXPECT_EQ(loaded, built);
+  EXPECT_EQ(built, direct);
+  EXPECT_NE(other_arch, built);
 }
 
 // On a real GPU (GLASS_CUDA=gpu, scripts/gpu_check.sh): a compiled chain runs as one NVRTC

@@ -108,6 +108,40 @@ TEST_F(KernelCache, AnEntryMissingAPartOrHoldingAnotherSourceIsRebuilt) {
   EXPECT_EQ(cache_stats().compiled, 3);
 }
 
+// Another compiler's output (a CUBIN, in compiler/nvrtc.h): the same entry, source and
+// checksum beside the bytes, the same verification.
+TEST_F(KernelCache, OtherCompilersBytesAreCachedAndVerifiedTheSameWay) {
+  int builds = 0;
+  const auto build = [&](const std::string& bytes) {
+    return [&builds, bytes] {
+      ++builds;
+      return bytes;
+    };
+  };
+  EXPECT_EQ(load_or_build("src", "v1", "blob", build("made from src")), "made from src");
+  EXPECT_EQ(load_or_build("src", "v1", "blob", build("not asked for")), "made from src");
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(cache_stats().from_disk, 1);
+  // The key material and the extension are part of the key.
+  EXPECT_EQ(load_or_build("src", "v2", "blob", build("made by v2")), "made by v2");
+  EXPECT_EQ(load_or_build("src", "v1", "other", build("another kind")), "another kind");
+  EXPECT_EQ(builds, 3);
+  // A corrupted entry is rebuilt, not returned.
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(cache_dir() + "/kernels"))
+    if (e.path().extension() == ".blob") entries.push_back(e.path());
+  ASSERT_EQ(entries.size(), 2u);
+  for (const fs::path& e : entries) std::ofstream(e) << "made from sra";
+  EXPECT_EQ(load_or_build("src", "v1", "blob", build("made from src")), "made from src");
+  EXPECT_EQ(cache_stats().rejected, 1);
+  EXPECT_EQ(builds, 4);
+  // A build that fails leaves no entry behind.
+  EXPECT_THROW(
+      load_or_build("bad", "v1", "blob", []() -> std::string { throw std::runtime_error("no"); }),
+      std::runtime_error);
+  EXPECT_EQ(load_or_build("bad", "v1", "blob", build("fixed")), "fixed");
+}
+
 TEST_F(KernelCache, ASourceThatDoesNotCompileShowsTheCompilerAndTheNumberedSource) {
   const std::string bad = "extern \"C\" int answer() {\n  return undeclared_name;\n}\n";
   try {
