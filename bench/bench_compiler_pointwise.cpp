@@ -129,7 +129,8 @@ void BM_compile_cold(benchmark::State& state) {
     state.SkipWithError("no C++ compiler on this machine");
     return;
   }
-  int64_t n = 0;
+  // Across repetitions too: a counter that restarted would ask for sources already cached.
+  static int64_t n = 0;
   for (auto _ : state) benchmark::DoNotOptimize(compiler::load_or_compile(fresh_source(n++)));
 }
 
