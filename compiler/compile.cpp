@@ -281,9 +281,15 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& tensors,
                 << info.optimized;
   }
   {
+    // Another thread may have traced a call like this one meanwhile (tracing runs outside the
+    // lock): keep the first variant, so duplicates never count against the recompile limit.
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.traces;
-    variants_.push_back(std::move(variant));
+    bool covered = false;
+    for (const auto& v : variants_)
+      covered = covered || v->check(tensors, numbers, context, grad).empty();
+    if (!covered && static_cast<int>(variants_.size()) < options_.recompile_limit)
+      variants_.push_back(std::move(variant));
   }
   return std::move(traced.outputs);
 }

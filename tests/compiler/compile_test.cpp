@@ -7,9 +7,11 @@
 #include <stdlib.h>
 
 #include <functional>
+#include <latch>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "autograd/anomaly_mode.h"
@@ -135,6 +137,30 @@ TEST_F(Compile, PastTheRecompileLimitNewShapesRunEagerly) {
   }
   EXPECT_EQ(f.stats().traces, 2);
   EXPECT_EQ(f.stats().eager_calls, 2);
+}
+
+// Two threads making the first call at once both trace (tracing runs outside the lock); one
+// variant is kept, so the duplicate does not count against the recompile limit.
+TEST_F(Compile, TwoFirstCallsAtOnceKeepOneVariant) {
+  std::latch both_tracing(2);
+  auto f = compile(
+      [&](const Tensor& a) {
+        if (compiler::is_tracing()) both_tracing.arrive_and_wait();
+        return a.sin() * 2;
+      },
+      CompileOptions().set_recompile_limit(1));
+  Tensor x = randn({5}), y = randn({5});
+  Tensor fx, fy;
+  std::thread other([&] { fy = f(y); });
+  fx = f(x);
+  other.join();
+  expect_close(fx, x.sin() * 2);
+  expect_close(fy, y.sin() * 2);
+  EXPECT_EQ(f.stats().traces, 2);
+  EXPECT_EQ(f.variants().size(), 1u);
+  expect_close(f(x), x.sin() * 2);  // runs the kept variant: no trace, no eager call
+  EXPECT_EQ(f.stats().traces, 2);
+  EXPECT_EQ(f.stats().eager_calls, 0);
 }
 
 TEST_F(Compile, ItemIsAGraphBreakThatRunsEagerlyAndFullgraphRefusesIt) {
