@@ -20,29 +20,38 @@ struct NodeState {
 };
 
 // The matrix products the forward kept for the joint graph (one per
-// BackwardCache::saved_values(), undefined where not kept), each with its storage's version
-// then. Not SavedVariables: one written in place since is not an error but simply not used
-// (the backward computes it again from the inputs, which autograd does check), since eager
-// mode may not have needed it. Detached: a product that is also an output would otherwise
-// hold its own node (a cycle).
+// BackwardCache::saved_values()), each with its storage's version then. Not SavedVariables: one
+// written in place since is not an error but simply not used (the backward computes it again from
+// the inputs, which autograd does check), since eager mode may not have needed it. Detached: a
+// product that is also an output would otherwise hold its own node (a cycle).
 struct KeptProducts {
   std::vector<Tensor> tensors;
   std::vector<uint32_t> versions;
 };
 
-// This backward's products: the kept ones still as they were; then they are let go, as a
-// node's saved tensors are after its backward (a second backward, with retain_graph, computes
-// them again).
-std::vector<Tensor> take_products(autograd::AutogradContext* ctx) {
+// This backward's products (`count` of them): the kept ones still as they were. Read only, so
+// backwards of a retained graph may run at once.
+std::vector<Tensor> kept_products(const autograd::AutogradContext* ctx, size_t count) {
+  std::vector<Tensor> out(count);
   auto it = ctx->saved_data.find("products");
-  if (it == ctx->saved_data.end()) return {};
-  KeptProducts kept = std::any_cast<KeptProducts>(std::move(it->second));
-  ctx->saved_data.erase(it);
-  for (size_t k = 0; k < kept.tensors.size(); ++k)
-    if (kept.tensors[k].defined() && kept.tensors[k]._version() != kept.versions[k])
-      kept.tensors[k] = Tensor();
-  return std::move(kept.tensors);
+  if (it == ctx->saved_data.end()) return out;  // released: computed again
+  const auto& kept = std::any_cast<const KeptProducts&>(it->second);
+  for (size_t k = 0; k < kept.tensors.size() && k < count; ++k)
+    if (kept.tensors[k].defined() && kept.tensors[k]._version() == kept.versions[k])
+      out[k] = kept.tensors[k];
+  return out;
 }
+
+// The node: its products are let go with its saved tensors, when a backward without
+// retain_graph is done with it.
+class CompiledFunctionNode : public autograd::CustomNode {
+ public:
+  using CustomNode::CustomNode;
+  void release_variables() override {
+    CustomNode::release_variables();
+    ctx.saved_data.erase("products");
+  }
+};
 
 autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
                                         autograd::tensor_list grads) {
@@ -53,8 +62,8 @@ autograd::tensor_list compiled_backward(autograd::AutogradContext* ctx,
   const auto state = std::any_cast<std::shared_ptr<const NodeState>>(ctx->saved_data.at("state"));
   const Graph& graph = *state->graph;
   const autograd::tensor_list saved = ctx->get_saved_variables();
-  const std::vector<Tensor> products = take_products(ctx);
   if (state->joint) {
+    const std::vector<Tensor> products = kept_products(ctx, state->joint->saved_values().size());
     std::vector<Tensor> leaves;  // without history: the joint graph computes values only
     std::vector<bool> needs;
     for (size_t i = 0; i < saved.size(); ++i) {
@@ -113,22 +122,16 @@ std::vector<Tensor> run_as_one_node(const Program& program, std::shared_ptr<Back
     }
   }
   auto node =
-      std::make_shared<autograd::CustomNode>("CompiledFunctionBackward", &compiled_backward);
+      std::make_shared<CompiledFunctionNode>("CompiledFunctionBackward", &compiled_backward);
   return autograd::CustomNode::apply_to(node, leaves, [&](autograd::AutogradContext* ctx) {
     ctx->saved_data["state"] = std::shared_ptr<const NodeState>(state);
     ctx->save_for_backward(leaves);  // SavedVariables: a later write in place is caught
     if (!state->joint) return program.run(inputs);
-    const std::vector<int>& candidates = state->joint->saved_values();
-    const std::vector<bool> keep = state->joint->keep();
-    std::vector<int> values;
-    for (size_t k = 0; k < candidates.size(); ++k)
-      if (keep[k]) values.push_back(candidates[k]);
     std::vector<Tensor> kept;
-    std::vector<Tensor> out = program.run(inputs, values, &kept);
+    std::vector<Tensor> out = program.run(inputs, state->joint->saved_values(), &kept);
     KeptProducts products;
-    for (size_t k = 0, j = 0; k < candidates.size(); ++k) {
-      const Tensor t = keep[k] && kept[j].defined() ? kept[j].detach() : Tensor();
-      j += keep[k];
+    for (const Tensor& k : kept) {
+      const Tensor t = k.defined() ? k.detach() : Tensor();
       products.versions.push_back(t.defined() ? t._version() : 0);
       products.tensors.push_back(t);
     }

@@ -36,9 +36,8 @@ struct BackwardCache::Entry {
   std::vector<int> aliases;
   std::optional<Program> program;  // none: this kind of backward replays
   std::vector<int> returned;       // per program output: the leaf whose gradient it is
-  // The saved products it takes, as inputs after the leaves: their index in saved_values(),
-  // their layout when traced, and whether the optimised graph reads them.
-  std::vector<int> products;
+  // Per saved product (an input after the leaves): its layout when traced, and whether the
+  // optimised graph reads it.
   std::vector<TensorMeta> product_metas;
   std::vector<bool> reads;
   BackwardInfo info;
@@ -83,12 +82,6 @@ BackwardCache::BackwardCache(std::shared_ptr<const Graph> forward, int limit, st
     if (is_matrix_product(n))
       for (int v : n.outputs)
         if (read[v]) saved_values_.push_back(v);
-  keep_.assign(saved_values_.size(), true);  // until a backward says which it reads
-}
-
-std::vector<bool> BackwardCache::keep() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return keep_;
 }
 
 BackwardCache::~BackwardCache() = default;
@@ -123,19 +116,23 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
     std::lock_guard<std::mutex> lock(mutex_);
     entry = find_locked(needs, grads, aliases);
     if (!entry && static_cast<int>(entries_.size()) >= limit_) return std::nullopt;
+    // A new kind is traced only on a call that has every product: one written since would
+    // make the kind multiply again for good. This call replays.
+    if (!entry)
+      for (const Tensor& product : saved)
+        if (!product.defined()) return std::nullopt;
   }
   if (entry) {
     if (!entry->program) return std::nullopt;
     std::vector<Tensor> inputs = leaves;
-    for (size_t j = 0; j < entry->products.size(); ++j) {
-      const Tensor& product = saved[entry->products[j]];
+    for (size_t j = 0; j < saved.size(); ++j) {
+      const Tensor& product = saved[j];
       if (!entry->reads[j]) {
         inputs.emplace_back();  // an input nothing reads
         continue;
       }
-      // Not kept (another kind of backward decided what the forward keeps), or written since:
-      // the replay computes it again. The variant's guards fix every product's layout; this
-      // only keeps that assumption from ever turning into a wrong read.
+      // Written since: the replay computes it again. The variant's guards fix every
+      // product's layout; this only keeps that assumption from ever turning into a wrong read.
       if (!product.defined() || !same_layout(TensorMeta::of(product), entry->product_metas[j]))
         return std::nullopt;
       inputs.push_back(product);
@@ -152,14 +149,8 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
   {
     // Another thread may have traced the same kind meanwhile: keep one.
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!find_locked(needs, grads, aliases) && static_cast<int>(entries_.size()) < limit_) {
+    if (!find_locked(needs, grads, aliases) && static_cast<int>(entries_.size()) < limit_)
       entries_.push_back(traced);
-      // From now on the forward keeps only the products some traced backward reads.
-      keep_.assign(saved_values_.size(), false);
-      for (const auto& e : entries_)
-        for (size_t j = 0; j < e->products.size(); ++j)
-          if (e->program && e->reads[j]) keep_[e->products[j]] = true;
-    }
   }
   return result;
 }
@@ -186,12 +177,10 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
     }
     inputs.push_back(leaf);
   }
-  for (size_t k = 0; k < saved.size(); ++k)
-    if (saved[k].defined()) {  // one the forward kept, unwritten since
-      entry->products.push_back(static_cast<int>(k));
-      entry->product_metas.push_back(TensorMeta::of(saved[k]));
-      inputs.push_back(saved[k].detach());  // a value of its own
-    }
+  for (size_t k = 0; k < saved.size(); ++k) {
+    entry->product_metas.push_back(TensorMeta::of(saved[k]));
+    inputs.push_back(saved[k].detach());  // a value of its own
+  }
   for (const Tensor& g : grads)
     if (g.defined()) inputs.push_back(g);
   const Graph& forward = *forward_;
@@ -202,7 +191,7 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
     for (size_t i = 0; i < leaves.size(); ++i) env[leaf_values[i]] = inputs[i];
     // The products as the replay made them, which the saved ones will stand in for.
     const auto products = [&](const std::vector<Tensor>& done) {
-      for (int k : entry->products) replayed.push_back(traced_value(done[saved_values_[k]]));
+      for (int v : saved_values_) replayed.push_back(traced_value(done[v]));
     };
     std::vector<Tensor> got = replay_gradients(forward, std::move(env), wanted, grads, products);
     std::vector<Tensor> result;
@@ -253,7 +242,7 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
       for (const Node& n : g.nodes)
         for (int v : Graph::values_read(n)) read[v] = true;
       for (int v : g.outputs) read[v] = true;
-      for (size_t j = 0; j < entry->products.size(); ++j) {
+      for (size_t j = 0; j < saved.size(); ++j) {
         entry->reads.push_back(read[g.inputs[leaves.size() + j]]);
         info.saved += entry->reads.back();
       }

@@ -15,10 +15,11 @@
 // forward keeps what each mm/bmm/addmm made that another op reads (saved_values():
 // AOTAutograd's partitioner saves the same), the joint graph reads it as an input in place of
 // the product replayed while tracing, and dead-code elimination drops that replay
-// (BackwardInfo::saved counts the products a backward reads). Once a backward is traced, the
-// forward keeps only the products some traced backward reads (keep()). A product that was not
-// kept, or was written in place after the forward, is computed again by the replay instead:
-// never an error eager mode would not raise, since eager may not have needed it.
+// (BackwardInfo::saved counts the products a backward reads). A product written in place
+// after the forward is not read: a call missing one its kind reads replays instead (never an
+// error eager mode would not raise, since eager may not have needed it), and no kind is
+// traced on such a call. Products are kept whether a kind reads them or not, so that a
+// later kind (another set of wanted gradients, say) never has to multiply again.
 //
 // Invariant: a traced backward runs only for a call like the one it was traced on — the same
 // wanted inputs, output gradients with the same metadata and aliasing (the saved products'
@@ -54,20 +55,18 @@ class BackwardCache {
   BackwardCache(std::shared_ptr<const Graph> forward, int limit, std::string name);
   ~BackwardCache();
 
-  // The forward values the backward may read from the forward: each matrix product's result
-  // that another op reads. keep(): for each, whether the forward should keep it now (all of
-  // them until a backward is traced, then those some traced backward reads).
+  // The forward values the backward may read from the forward, which the forward keeps:
+  // each matrix product's result that another op reads.
   const std::vector<int>& saved_values() const { return saved_values_; }
-  std::vector<bool> keep() const;
 
   // The gradients of `leaves` (the saved inputs; `leaf_values[i]` is the forward graph's
   // value leaf i stands for) that `needs` asks for, given the output gradients `grads`
   // (undefined where an output got none) and `saved`, this call's tensor of each
-  // saved_values() (undefined where it was not kept, or was written since). The first call
-  // of a kind traces the joint graph and compiles it; later ones run it. nullopt: replay the
-  // graph instead — inside another trace, in anomaly mode, past the limit, for a product the
-  // kind reads missing, or for a kind that could not be traced or built
-  // (BackwardInfo::replayed says why).
+  // saved_values() (undefined where it was written since the forward). The first call of a
+  // kind traces the joint graph and compiles it; later ones run it. nullopt: replay the graph
+  // instead — inside another trace, in anomaly mode, past the limit, for a product the kind
+  // reads (for a new kind, any product) missing, or for a kind that could not be traced or
+  // built (BackwardInfo::replayed says why).
   std::optional<std::vector<Tensor>> run(const std::vector<Tensor>& leaves,
                                          const std::vector<int>& leaf_values,
                                          const std::vector<bool>& needs,
@@ -90,7 +89,6 @@ class BackwardCache {
 
   std::shared_ptr<const Graph> forward_;
   std::vector<int> saved_values_;
-  std::vector<bool> keep_;  // under mutex_
   int limit_;
   std::string name_;
   mutable std::mutex mutex_;

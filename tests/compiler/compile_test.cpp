@@ -875,8 +875,8 @@ TEST_F(Compile, AKeptProductWrittenAfterTheForwardIsComputedAgain) {
   auto f = compile(fn);
   Tensor x = randn({3, 4}, kFloat64), w = randn({4, 2}, kFloat64).requires_grad_(true);
   f(x, w);
-  // The joint graph's trace and run, then a written product (the replay), then a kind traced
-  // on a written product (which the joint graph computes again).
+  // The joint graph's trace and run, then a written product (the replay), then a new kind on
+  // a written product (the replay again, and no trace: the kind would multiply for good).
   for (int call = 0; call < 4; ++call) {
     w.mutable_grad() = Tensor();
     auto [h, y] = f(x, w);
@@ -891,15 +891,13 @@ TEST_F(Compile, AKeptProductWrittenAfterTheForwardIsComputedAgain) {
   }
   ASSERT_TRUE(f.variants()[0].one_node);
   const std::vector<compiler::BackwardInfo> bw = f.variants()[0].backwards;
-  ASSERT_EQ(bw.size(), 2u);
+  ASSERT_EQ(bw.size(), 1u);
   EXPECT_EQ(bw[0].saved, 1);
-  EXPECT_EQ(bw[1].saved, 0) << "traced without the product, which was written";
-  EXPECT_EQ(bw[1].replayed, "");
 }
 
-// A product whose readers' formulas never need it (an add, a view): after the first backward
-// the forward stops keeping it, so writing it afterwards is fine, as in eager mode.
-TEST_F(Compile, AProductNoBackwardReadsIsNotKept) {
+// A product whose readers' formulas never need it (an add, a view): writing it after the
+// forward is fine, as in eager mode, and the traced backward still runs.
+TEST_F(Compile, AWrittenProductNoBackwardReadsIsNoError) {
   auto fn = [](const Tensor& x, const Tensor& w) {
     Tensor h = matmul(x, w);  // 3-d @ 2-d: one mm, then a view
     return std::make_tuple(h, ((h + 1) * 2).sum());
@@ -951,10 +949,39 @@ TEST_F(Compile, AKeptProductThatIsAnOutputGetsItsGradient) {
     expect_close(b.grad(), b2.grad(), 1e-12, 1e-12);
   }
   EXPECT_TRUE(node.expired()) << "the compiled node outlived its outputs";
+  {
+    auto [h, y] = f(a, b);  // no backward: the node still goes with its outputs
+    node = h.grad_fn();
+  }
+  EXPECT_TRUE(node.expired()) << "the kept product holds its own node";
   const std::vector<compiler::BackwardInfo> bw = f.variants()[0].backwards;
   ASSERT_EQ(bw.size(), 1u);
   EXPECT_EQ(bw[0].replayed, "");
   EXPECT_EQ(bw[0].saved, 1);
+}
+
+// retain_graph: the products stay for a second backward, which runs the joint graph again.
+TEST_F(Compile, ARetainedGraphRunsItsCompiledBackwardTwice) {
+  auto f = compile(two_layers);
+  std::vector<Tensor> in = {randn({4, 5}, kFloat64), randn({6, 5}, kFloat64), randn({6}, kFloat64),
+                            randn({3, 6}, kFloat64)};
+  in[1].requires_grad_(true);
+  f(in[0], in[1], in[2], in[3]);
+  Tensor y = f(in[0], in[1], in[2], in[3]).sum();
+  autograd::backward({y}, {}, /*retain_graph=*/true);
+  autograd::backward({y});
+  Tensor w1 = in[1].detach().clone().requires_grad_(true);
+  two_layers(in[0], w1, in[2], in[3]).sum().backward();
+  expect_close(in[1].grad(), w1.grad() * 2, 1e-12, 1e-12);
+  const std::vector<compiler::BackwardInfo> bw = f.variants()[0].backwards;
+  ASSERT_EQ(bw.size(), 1u);
+  EXPECT_EQ(bw[0].saved, 1);
+  try {
+    autograd::backward({y});
+    FAIL() << "a third backward of a released graph";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("second time"), std::string::npos) << e.what();
+  }
 }
 
 // ---- random programs ----------------------------------------------------------------------
