@@ -22,7 +22,7 @@
 //   * on a GPU, NVRTC (nvrtc.h) compiles its device code into a CUBIN for the device's
 //     architecture, which the CUDA runtime loads (cuda/runtime.h, module_load; no link to
 //     libcuda), and the kernels are launched through the runtime with their arguments
-//     packed as cudaLaunchKernel takes them. CUBINs are cached in the process, not on disk.
+//     packed as cudaLaunchKernel takes them. CUBINs are cached on disk (nvrtc.h).
 //
 // Invariant: each element of the output is written exactly once, by one thread, with the
 // value eager's ops would compute for it (up to the contraction of a multiply and an add).

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <future>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -329,25 +330,47 @@ std::string load_or_build(const std::string& source, const std::string& key_mate
   const std::string material = source + '\0' + extension + '\0' + key_material;
   const std::string key = hex64(fnv1a(material, 14695981039346656037ull)) +
                           hex64(fnv1a(material, 0x9e3779b97f4a7c15ull));
-  const std::string dir = cache_dir() + "/kernels";
-  make_private_dirs(cache_dir());
-  make_private_dirs(dir);
+  // What <key>.<ext>.src holds: all that decided the bytes, so even two keys colliding are
+  // told apart.
+  const std::string stamp = source + '\0' + key_material;
+  const auto warn_once = [&extension](const std::string& why) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::cerr << "glass::compile: ." << extension << " files are not cached on disk: " << why
+                << "\n";
+    });
+  };
+  std::string dir;
+  try {
+    dir = cache_dir() + "/kernels";
+    make_private_dirs(cache_dir());
+    make_private_dirs(dir);
+  } catch (const Error& e) {  // a folder others may write to is never read: build instead
+    warn_once(e.what());
+    std::string built = build();
+    count(&CacheStats::compiled);
+    return built;
+  }
   const std::string name = key + "." + extension;
-  const auto saved_source = read_file(dir + "/" + name + ".src");
+  const auto saved_stamp = read_file(dir + "/" + name + ".src");
   const auto bytes = read_file(dir + "/" + name);
   const auto checksum = read_file(dir + "/" + name + ".sum");
-  if (saved_source && bytes && checksum && *saved_source == source &&
+  if (saved_stamp && bytes && checksum && *saved_stamp == stamp &&
       checksum_of(*bytes) == *checksum) {
     count(&CacheStats::from_disk);
     return *bytes;
   }
-  if (saved_source || bytes || checksum) count(&CacheStats::rejected);
+  if (saved_stamp || bytes || checksum) count(&CacheStats::rejected);
   std::string built = build();
-  // As compile_into_cache: the checksum and the source first, the bytes last.
-  write_file_atomically(dir, name + ".sum", checksum_of(built));
-  write_file_atomically(dir, name + ".src", source);
-  write_file_atomically(dir, name, built);
   count(&CacheStats::compiled);
+  try {
+    // As compile_into_cache: the checksum and the stamp first, the bytes last.
+    write_file_atomically(dir, name + ".sum", checksum_of(built));
+    write_file_atomically(dir, name + ".src", stamp);
+    write_file_atomically(dir, name, built);
+  } catch (const Error& e) {  // a full disk: the bytes are good, only not kept
+    warn_once(e.what());
+  }
   return built;
 }
 

@@ -90,13 +90,15 @@ std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source,
                                                const std::string& key_material);
 
 // The bytes another compiler makes from `source` (NVRTC's CUBIN for a GPU), cached on disk
-// as a library is: under cache_dir()/kernels as <key>.<extension> beside the source
-// (<key>.<extension>.src) and a checksum (<key>.<extension>.sum), used only when all three
-// are there and agree. `key_material`: everything else that decides the bytes (the
+// as a library is: under cache_dir()/kernels as <key>.<extension> beside the source and key
+// material (<key>.<extension>.src) and a checksum (<key>.<extension>.sum), used only when all
+// three are there and agree. `key_material`: everything else that decides the bytes (the
 // compiler's version and options, the target architecture, the headers). `build` runs when no
-// verified entry exists; what it returns is written atomically and returned. Counted in
-// cache_stats() (compiled, from_disk, rejected). Thread-safe; two threads missing at once may
-// both build (either's entry is kept), so callers cache the result in process as well.
+// verified entry exists; what it returns is written atomically and returned. A cache folder
+// that cannot be used (others may write to it) or written (a full disk) costs only the
+// caching: the bytes are built and returned, with one warning. Counted in cache_stats()
+// (compiled, from_disk, rejected). Thread-safe; two threads missing at once may both build
+// (either's entry is kept), so callers cache the result in process as well.
 std::string load_or_build(const std::string& source, const std::string& key_material,
                           const std::string& extension, const std::function<std::string()>& build);
 

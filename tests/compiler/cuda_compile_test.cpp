@@ -433,6 +433,13 @@ TEST(CudaCompileNvrtc, ACubinIsCachedOnDisk) {
   // Found (and kept for the process) before the cache moves: the folder goes at the end.
   const std::string include_dir = kernel_include_dir();
   ::setenv("GLASS_CACHE_DIR", folder.c_str(), 1);
+  struct Restore {  // even when a step below throws
+    std::string folder;
+    ~Restore() {
+      ::unsetenv("GLASS_CACHE_DIR");
+      std::filesystem::remove_all(folder);
+    }
+  } restore{folder};
   const std::string source = emit_cuda({seed_chain(kFloat)});
   reset_cache_stats();
   const std::string built = nvrtc_compile_cached(source, "fused.cu", 9, 0, include_dir, "");
@@ -443,8 +450,6 @@ TEST(CudaCompileNvrtc, ACubinIsCachedOnDisk) {
   int cubins = 0;
   for (const auto& e : fs::directory_iterator(folder + "/kernels"))
     cubins += e.path().extension() == ".cubin";
-  ::unsetenv("GLASS_CACHE_DIR");
-  fs::remove_all(folder);
   EXPECT_EQ(stats.compiled, 2);  // sm_90, then sm_80
   EXPECT_EQ(stats.from_disk, 1);
   EXPECT_EQ(cubins, 2);

@@ -180,6 +180,19 @@ TEST_F(KernelCache, AFolderOthersMayWriteToIsRefused) {
               std::string::npos)
         << e.what();
   }
+  // Another compiler's bytes are built and returned, neither read from nor written there.
+  int builds = 0;
+  const auto build = [&builds] {
+    ++builds;
+    return std::string("bytes");
+  };
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(load_or_build("src", "", "blob", build), "bytes");
+  EXPECT_EQ(load_or_build("src", "", "blob", build), "bytes");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(builds, 2);
+  EXPECT_FALSE(fs::exists(dir_ + "/kernels"));
+  EXPECT_NE(err.find(".blob files are not cached on disk"), std::string::npos) << err;
   ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
   EXPECT_EQ(call_answer(*load_or_compile(answer_source(3))), 3);
   struct stat st {};
