@@ -211,6 +211,7 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
     return {entry, std::nullopt};
   }
   info.traced = traced->graph.to_string();
+  info.traced_dot = traced->graph.to_dot("traced");
   if (traced->graph_break)
     info.replayed = traced->graph_break->message;
   else
@@ -227,17 +228,19 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
           continue;  // recomputed: the same numbers, at a matrix product's cost
         g.replace_uses(replayed[k], saved_input);
       }
-      eliminate_dead_code(g);
-      bypass_detaches(g);
-      eliminate_common_subexpressions(g);
-      fold_constants(g);
-      eliminate_dead_code(g);
+      info.dead = eliminate_dead_code(g);
+      info.bypassed = bypass_detaches(g);
+      info.merged = eliminate_common_subexpressions(g);
+      info.folded = fold_constants(g);
+      info.dead += eliminate_dead_code(g);
       // requires_grad does not stop fusion here. The formulas read the forward's values
       // several times each: recompute them in each kernel.
       std::vector<FusionGroup> groups =
           find_fusion_groups(g, /*forward_without_grad=*/true, /*recompute=*/true);
       info.fused_groups = static_cast<int>(groups.size());
       info.optimized = g.to_string();
+      for (const FusionGroup& group : groups) info.groups.push_back(group.nodes);
+      info.optimized_dot = g.to_dot("optimized", info.groups);
       std::vector<bool> read(g.values.size(), false);
       for (const Node& n : g.nodes)
         for (int v : Graph::values_read(n)) read[v] = true;

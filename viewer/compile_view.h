@@ -13,7 +13,10 @@
 // Demos: "seed" (the seed's chain: one fused group of six ops), "passes" (dead code, a
 // common subexpression and a folded constant around a fusable chain), "branch" (an item()
 // in the middle: the graph breaks there, and the trace stops at the break), "mlp" (lesson
-// 06's MLP forward under no_grad: nothing for pointwise fusion to take but the ReLUs).
+// 06's MLP forward under no_grad: nothing for pointwise fusion to take but the ReLUs),
+// "backward" (two layers with a SiLU, with grad: not the forward's graphs but the backward's
+// joint graph as traced and optimised, which reads the first product from the forward;
+// matches_eager compares the gradients).
 // Invariant: compile_dot's two halves are the variant's own traced and optimised graphs; a
 // graph break is drawn as one red node after the last op the trace recorded.
 #pragma once
@@ -31,6 +34,7 @@ struct CompileView {
   std::string source;       // the function's C++ as the demo writes it
   compiler::VariantInfo info;
   bool matches_eager = false;  // the compiled call's results equal the eager run's
+  std::string notes;           // more lines for compile_summary (the backward demo's)
 };
 
 // Each node of compile_dot's drawing, by its DOT name ("t_n3", "o_v0", "t_break"), with the
@@ -38,7 +42,7 @@ struct CompileView {
 // itself (the app's compiler panel).
 std::vector<std::pair<std::string, std::string>> compile_dot_labels(const std::string& dot);
 
-std::vector<std::string> compile_demos();  // "seed", "passes", "branch", "mlp"
+std::vector<std::string> compile_demos();  // "seed", "passes", "branch", "mlp", "backward"
 // Compiles and runs demo `name`; an unknown name is a glass::Error listing the demos.
 CompileView record_compile(const std::string& name);
 

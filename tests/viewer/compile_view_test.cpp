@@ -77,12 +77,29 @@ TEST_F(CompileView, AGraphBreakIsARedNodeFedByTheValueItRead) {
   EXPECT_EQ(dot.find("cluster_optimized"), std::string::npos) << "a broken variant runs eagerly";
 }
 
+// The backward demo shows the joint graph: the product kept by the forward stands in for the
+// one its trace replayed (an input, no addmm/mm of x and w1 after the passes), fused.
+TEST_F(CompileView, TheBackwardDemoShowsTheJointGraphReadingAKeptProduct) {
+  viz::CompileView v = record_compile("backward");
+  EXPECT_TRUE(v.matches_eager);
+  EXPECT_NE(v.info.traced.find("mm(%0, %1)"), std::string::npos) << v.info.traced;
+  EXPECT_EQ(v.info.optimized.find("mm(%0, %1)"), std::string::npos) << v.info.optimized;
+  EXPECT_GE(v.info.fused_groups, 1);
+  EXPECT_EQ(v.info.sources.size(), static_cast<size_t>(v.info.fused_groups));
+  const std::string summary = compile_summary(v);
+  EXPECT_NE(summary.find("matrix products read from the forward: 1"), std::string::npos) << summary;
+  Layout l = layout(compile_dot(v));
+  int fused = 0;
+  for (const ClusterBox& c : l.clusters) fused += c.label.rfind("fused group", 0) == 0;
+  EXPECT_EQ(fused, v.info.fused_groups);
+}
+
 TEST_F(CompileView, AnUnknownDemoNamesTheDemos) {
   try {
     record_compile("nope");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("seed, passes, branch, mlp"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("seed, passes, branch, mlp, backward"), std::string::npos);
   }
 }
 

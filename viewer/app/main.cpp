@@ -56,9 +56,10 @@ constexpr const char* kUsage = R"(usage: glass-viewer [options]
                       parameter each FSDP rank owns (glass-dot --shard writes it as SVG)
   --ranks N           with --shard: ranks, 1 to 8 (default 2)
   --no-prefetch       with --shard: FSDP without prefetch
-  --compile NAME      compile a lesson 12 function (seed, passes, branch, mlp) and show its
-                      graph as traced beside the graph after the passes, fused groups
-                      boxed (click one for its generated loop), a graph break in red
+  --compile NAME      compile a lesson 12 function (seed, passes, branch, mlp, backward)
+                      and show its graph as traced beside the graph after the passes,
+                      fused groups boxed (click one for its generated loop), a graph
+                      break in red
   --all-panels        with --timeline, --timeline-live, --distributed, --shard or
                       --compile: every panel, not that one alone
   --egl               render with EGL on Mesa's surfaceless platform (no X server needed;

@@ -88,8 +88,9 @@ const char* kUsage =
     "\n"
     "the compiler (lesson 12): a function compiled with glass::compile, its graph as traced\n"
     "beside the graph after the passes (fused groups boxed, a graph break in red)\n"
-    "  --compile NAME  seed, passes, branch or mlp; with --out FILE.svg|png the picture,\n"
-    "                  and on stdout what the passes did and each fused group's loop\n"
+    "  --compile NAME  seed, passes, branch, mlp or backward (its joint graph); with\n"
+    "                  --out FILE.svg|png the picture, and on stdout what the passes did\n"
+    "                  and each fused group's loop\n"
     "  --help          this text\n";
 
 struct Args {
