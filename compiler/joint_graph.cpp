@@ -11,6 +11,8 @@
 #include "compiler/replay.h"
 #include "compiler/tracer.h"
 #include "core/error.h"
+#include "core/ops/factories.h"
+#include "core/tensor_options.h"
 
 namespace glass::compiler {
 namespace {
@@ -116,11 +118,6 @@ std::optional<std::vector<Tensor>> BackwardCache::run(const std::vector<Tensor>&
     std::lock_guard<std::mutex> lock(mutex_);
     entry = find_locked(needs, grads, aliases);
     if (!entry && static_cast<int>(entries_.size()) >= limit_) return std::nullopt;
-    // A new kind is traced only on a call that has every product: one written since would
-    // make the kind multiply again for good. This call replays.
-    if (!entry)
-      for (const Tensor& product : saved)
-        if (!product.defined()) return std::nullopt;
   }
   if (entry) {
     if (!entry->program) return std::nullopt;
@@ -178,8 +175,16 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
     inputs.push_back(leaf);
   }
   for (size_t k = 0; k < saved.size(); ++k) {
-    entry->product_metas.push_back(TensorMeta::of(saved[k]));
-    inputs.push_back(saved[k].detach());  // a value of its own
+    // A product written since the forward is not read; an empty tensor of its layout stands
+    // in as the input, so the kind is traced as for any call (its replay computes this call's
+    // gradients from the inputs either way) and later calls that have the product read it.
+    const TensorMeta& meta = forward_->values[saved_values_[k]].meta;
+    Tensor product = saved[k].defined()
+                         ? saved[k].detach()  // a value of its own
+                         : empty_strided(meta.sizes, meta.strides,
+                                         TensorOptions(meta.dtype).device(meta.device));
+    entry->product_metas.push_back(TensorMeta::of(product));
+    inputs.push_back(product);
   }
   for (const Tensor& g : grads)
     if (g.defined()) inputs.push_back(g);

@@ -16,10 +16,11 @@
 // AOTAutograd's partitioner saves the same), the joint graph reads it as an input in place of
 // the product replayed while tracing, and dead-code elimination drops that replay
 // (BackwardInfo::saved counts the products a backward reads). A product written in place
-// after the forward is not read: a call missing one its kind reads replays instead (never an
-// error eager mode would not raise, since eager may not have needed it), and no kind is
-// traced on such a call. Products are kept whether a kind reads them or not, so that a
-// later kind (another set of wanted gradients, say) never has to multiply again.
+// after the forward is not read: a call whose kind reads it replays instead (never an error
+// eager mode would not raise, since eager may not have needed it); a kind first met on such
+// a call is traced all the same. Products are kept until the backward whether a kind reads
+// them or not (memory eager mode might not spend), so that a later kind (another set of
+// wanted gradients, say) never has to multiply again.
 //
 // Invariant: a traced backward runs only for a call like the one it was traced on — the same
 // wanted inputs, output gradients with the same metadata and aliasing (the saved products'
@@ -65,8 +66,8 @@ class BackwardCache {
   // saved_values() (undefined where it was written since the forward). The first call of a
   // kind traces the joint graph and compiles it; later ones run it. nullopt: replay the graph
   // instead — inside another trace, in anomaly mode, past the limit, for a product the kind
-  // reads (for a new kind, any product) missing, or for a kind that could not be traced or
-  // built (BackwardInfo::replayed says why).
+  // reads missing, or for a kind that could not be traced or built (BackwardInfo::replayed
+  // says why).
   std::optional<std::vector<Tensor>> run(const std::vector<Tensor>& leaves,
                                          const std::vector<int>& leaf_values,
                                          const std::vector<bool>& needs,

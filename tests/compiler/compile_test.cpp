@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <functional>
 #include <latch>
 #include <random>
@@ -22,6 +23,7 @@
 #include "compiler/kernel_cache.h"
 #include "compiler/passes.h"
 #include "compiler/tracer.h"
+#include "core/events.h"
 #include "core/grad_mode.h"
 #include "core/ops/compare.h"
 #include "core/ops/factories.h"
@@ -815,6 +817,20 @@ TEST_F(Compile, ACompiledModuleTrainsLikeEager) {
   EXPECT_FALSE(f.variants()[0].one_node) << "its forward has nothing to fuse";
 }
 
+// How many times `op` was dispatched while `fn` ran (core/events.h).
+int dispatches_of(const std::string& op, const std::function<void()>& fn) {
+  std::atomic<int> count{0};
+  const int handle = events::subscribe([&](const events::Event& e) {
+    if (e.kind == events::Kind::OpDispatched && op == e.name) ++count;
+  });
+  struct Unsubscribe {
+    int handle;
+    ~Unsubscribe() { events::unsubscribe(handle); }
+  } unsubscribe{handle};
+  fn();
+  return count.load();
+}
+
 // Two layers with a SiLU between them: the forward fuses the SiLU, and the joint graph reads
 // the first product from the forward rather than multiplying again.
 Tensor two_layers(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2) {
@@ -875,24 +891,33 @@ TEST_F(Compile, AKeptProductWrittenAfterTheForwardIsComputedAgain) {
   auto f = compile(fn);
   Tensor x = randn({3, 4}, kFloat64), w = randn({4, 2}, kFloat64).requires_grad_(true);
   f(x, w);
-  // The joint graph's trace and run, then a written product (the replay), then a new kind on
-  // a written product (the replay again, and no trace: the kind would multiply for good).
-  for (int call = 0; call < 4; ++call) {
+  // The joint graph's trace and run, then a written product (the replay: mm again); then a
+  // new kind first met on a written product (traced all the same), and run on an unwritten
+  // one (no mm but the gradient's).
+  const std::vector<int> mms_wanted = {-1, 1, 3, -1, 1};
+  for (int call = 0; call < 5; ++call) {
     w.mutable_grad() = Tensor();
     auto [h, y] = f(x, w);
-    if (call >= 2) h.detach().add_(1);
-    if (call < 3)
-      y.sum().backward();
-    else
-      y.backward(ones({3, 2}, kFloat64));  // a full gradient: another kind than sum()'s
+    if (call == 2 || call == 3) h.detach().add_(1);
+    const int mms = dispatches_of("mm", [&, &y = y] {
+      if (call < 3)
+        y.sum().backward();
+      else
+        y.backward(ones({3, 2}, kFloat64));  // a full gradient: another kind than sum()'s
+    });
+    if (mms_wanted[call] >= 0) {
+      EXPECT_EQ(mms, mms_wanted[call]) << "call " << call;
+    }
     Tensor w2 = w.detach().clone().requires_grad_(true);
     std::get<1>(fn(x, w2)).sum().backward();
     expect_close(w.grad(), w2.grad(), 1e-12, 1e-12);
   }
   ASSERT_TRUE(f.variants()[0].one_node);
   const std::vector<compiler::BackwardInfo> bw = f.variants()[0].backwards;
-  ASSERT_EQ(bw.size(), 1u);
+  ASSERT_EQ(bw.size(), 2u);
   EXPECT_EQ(bw[0].saved, 1);
+  EXPECT_EQ(bw[1].saved, 1);
+  EXPECT_EQ(bw[1].replayed, "");
 }
 
 // A product whose readers' formulas never need it (an add, a view): writing it after the
@@ -905,11 +930,14 @@ TEST_F(Compile, AWrittenProductNoBackwardReadsIsNoError) {
   auto f = compile(fn);
   Tensor x = randn({2, 3, 4}, kFloat64), w = randn({4, 5}, kFloat64).requires_grad_(true);
   f(x, w);
-  for (int call = 0; call < 3; ++call) {
+  for (int call = 0; call < 3; ++call) {  // written before the first backward too
     w.mutable_grad() = Tensor();
     auto [h, y] = f(x, w);
-    if (call > 0) h.detach().add_(1);
-    (y + h.sum()).backward();
+    h.detach().add_(1);
+    const int mms = dispatches_of("mm", [&, &h = h, &y = y] { (y + h.sum()).backward(); });
+    if (call > 0) {
+      EXPECT_EQ(mms, 1) << "the traced backward: only w's gradient multiplies";
+    }
     Tensor w2 = w.detach().clone().requires_grad_(true);
     auto [h2, y2] = fn(x, w2);
     (y2 + h2.sum()).backward();
@@ -960,7 +988,8 @@ TEST_F(Compile, AKeptProductThatIsAnOutputGetsItsGradient) {
   EXPECT_EQ(bw[0].saved, 1);
 }
 
-// retain_graph: the products stay for a second backward, which runs the joint graph again.
+// retain_graph: the products stay for a second backward, which runs the joint graph again
+// (a replay would call addmm again).
 TEST_F(Compile, ARetainedGraphRunsItsCompiledBackwardTwice) {
   auto f = compile(two_layers);
   std::vector<Tensor> in = {randn({4, 5}, kFloat64), randn({6, 5}, kFloat64), randn({6}, kFloat64),
@@ -969,7 +998,7 @@ TEST_F(Compile, ARetainedGraphRunsItsCompiledBackwardTwice) {
   f(in[0], in[1], in[2], in[3]);
   Tensor y = f(in[0], in[1], in[2], in[3]).sum();
   autograd::backward({y}, {}, /*retain_graph=*/true);
-  autograd::backward({y});
+  EXPECT_EQ(dispatches_of("addmm", [&] { autograd::backward({y}); }), 0);
   Tensor w1 = in[1].detach().clone().requires_grad_(true);
   two_layers(in[0], w1, in[2], in[3]).sum().backward();
   expect_close(in[1].grad(), w1.grad() * 2, 1e-12, 1e-12);
