@@ -72,13 +72,21 @@ void write_file_atomically(const std::string& dir, const std::string& name,
   static std::atomic<uint64_t> counter{0};
   const std::string tmp = dir + "/.tmp-" + std::to_string(::getpid()) + "-" +
                           std::to_string(counter.fetch_add(1)) + "-" + name;
+  bool written = false;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    GLASS_CHECK(out.good(), "compiler cache: cannot write ", tmp, ": ", std::strerror(errno));
+    out.close();
+    written = out.good();
   }
-  GLASS_CHECK(::rename(tmp.c_str(), (dir + "/" + name).c_str()) == 0, "compiler cache: cannot ",
-              "rename ", tmp, " to ", dir, "/", name, ": ", std::strerror(errno));
+  const int error = errno;
+  // A failed write (a full disk) leaves no partial file behind to fill it further.
+  if (!written || ::rename(tmp.c_str(), (dir + "/" + name).c_str()) != 0) {
+    const int why = written ? errno : error;
+    ::unlink(tmp.c_str());
+    GLASS_CHECK(false, "compiler cache: cannot ", written ? "rename " : "write ", tmp,
+                written ? " to " + dir + "/" + name : std::string(), ": ", std::strerror(why));
+  }
 }
 
 // Creates the folder and its parents (new ones 0700), then refuses a folder another user
@@ -368,7 +376,8 @@ std::string load_or_build(const std::string& source, const std::string& key_mate
     write_file_atomically(dir, name + ".sum", checksum_of(built));
     write_file_atomically(dir, name + ".src", stamp);
     write_file_atomically(dir, name, built);
-  } catch (const Error& e) {  // a full disk: the bytes are good, only not kept
+  } catch (const Error& e) {  // a full disk: the bytes are good, only not kept (nor half kept)
+    for (const char* part : {".sum", ".src", ""}) ::unlink((dir + "/" + name + part).c_str());
     warn_once(e.what());
   }
   return built;
