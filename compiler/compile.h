@@ -96,8 +96,8 @@ struct BackwardInfo {
   std::string traced;     // as recorded: the forward replayed, then each backward formula
   std::string optimized;  // after the passes
   std::string traced_dot, optimized_dot;
-  int dead = 0, bypassed = 0, merged = 0,
-      folded = 0;  // what the passes removed (detaches bypassed)
+  // What the passes did: dead nodes removed, detaches bypassed, merged, folded.
+  int dead = 0, bypassed = 0, merged = 0, folded = 0;
   int fused_groups = 0;
   std::vector<std::vector<int>> groups;  // the optimised graph's nodes of each fused group
   int saved = 0;  // matrix products read from the forward's results instead of recomputed

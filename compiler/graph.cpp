@@ -181,6 +181,11 @@ std::string Graph::to_dot(const std::string& title,
          << (value.folded ? "folded" : "const") << "\\n"
          << type_of(value.meta) << "\"];\n";
   }
+  // A node in several clusters (a value fusion recomputes in each reader's kernel) is drawn
+  // once, in the first: its label names them all, and it is dashed.
+  std::vector<std::vector<size_t>> member_of(nodes.size());
+  for (size_t c = 0; c < clusters.size(); ++c)
+    for (int n : clusters[c]) member_of[n].push_back(c);
   // Edges run from the node (or input) that made a value to each node that reads it.
   auto source = [&](int v) { return dot_name(v); };
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -191,7 +196,12 @@ std::string Graph::to_dot(const std::string& title,
       if (a.kind == Arg::Kind::Constant && !a.constant.is_none())
         os << " " << dot_escaped(a.constant.to_string());
     if (!shown.empty()) os << "\\n" << type_of(values[shown[0]].meta);
-    os << "\"" << (n.mutates() ? ", style=bold" : "") << "];\n";
+    const bool shared = member_of[i].size() > 1;
+    if (shared) {
+      os << "\\ncomputed in groups";
+      for (size_t c : member_of[i]) os << " " << c;
+    }
+    os << "\"" << (n.mutates() ? ", style=bold" : shared ? ", style=dashed" : "") << "];\n";
     for (int v : values_read(n)) {
       if (values[v].kind == Value::Kind::Constant && values[v].is_wrapped_number) continue;
       os << "  " << source(v) << " -> n" << i << ";\n";

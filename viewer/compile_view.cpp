@@ -147,7 +147,11 @@ CompileView record_compile(const std::string& name) {
     for (size_t i = 0; i < in.size(); ++i)
       v.matches_eager = v.matches_eager && same(compiled[i], copies[i].grad());
     // The panel draws graphs and groups: the backward's, in a variant's shape.
-    const compiler::BackwardInfo bw = f.variants().at(0).backwards.at(0);
+    const std::vector<compiler::BackwardInfo> backwards = f.variants().at(0).backwards;
+    GLASS_CHECK(backwards.size() == 1 && backwards[0].replayed.empty(),
+                "compile demo 'backward': its backward was not traced into a graph",
+                backwards.empty() ? std::string() : ": " + backwards[0].replayed);
+    const compiler::BackwardInfo& bw = backwards[0];
     v.info.traced = bw.traced;
     v.info.traced_dot = bw.traced_dot;
     v.info.optimized = bw.optimized;

@@ -17,8 +17,9 @@
 // "backward" (two layers with a SiLU, with grad: not the forward's graphs but the backward's
 // joint graph as traced and optimised, which reads the first product from the forward;
 // matches_eager compares the gradients).
-// Invariant: compile_dot's two halves are the variant's own traced and optimised graphs; a
-// graph break is drawn as one red node after the last op the trace recorded.
+// Invariant: compile_dot's two halves are the variant's own traced and optimised graphs (the
+// backward demo's: its joint graph's); a graph break is drawn as one red node after the last
+// op the trace recorded.
 #pragma once
 
 #include <string>

@@ -92,6 +92,10 @@ TEST_F(CompileView, TheBackwardDemoShowsTheJointGraphReadingAKeptProduct) {
   int fused = 0;
   for (const ClusterBox& c : l.clusters) fused += c.label.rfind("fused group", 0) == 0;
   EXPECT_EQ(fused, v.info.fused_groups);
+  // The sigmoid both kernels compute is drawn once, saying so.
+  EXPECT_NE(compile_dot(v).find("unary sigmoid\\nFloat[4, 8]\\ncomputed in groups 0 1"),
+            std::string::npos)
+      << compile_dot(v);
 }
 
 TEST_F(CompileView, AnUnknownDemoNamesTheDemos) {

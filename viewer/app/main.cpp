@@ -59,7 +59,7 @@ constexpr const char* kUsage = R"(usage: glass-viewer [options]
   --compile NAME      compile a lesson 12 function (seed, passes, branch, mlp, backward)
                       and show its graph as traced beside the graph after the passes,
                       fused groups boxed (click one for its generated loop), a graph
-                      break in red
+                      break in red; backward shows the backward's joint graph
   --all-panels        with --timeline, --timeline-live, --distributed, --shard or
                       --compile: every panel, not that one alone
   --egl               render with EGL on Mesa's surfaceless platform (no X server needed;
