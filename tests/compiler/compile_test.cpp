@@ -893,7 +893,8 @@ TEST_F(Compile, AKeptProductWrittenAfterTheForwardIsComputedAgain) {
   f(x, w);
   // The joint graph's trace and run, then a written product (the replay: mm again); then a
   // new kind first met on a written product (traced all the same), and run on an unwritten
-  // one (no mm but the gradient's).
+  // one (no mm but the gradient's). Dispatches, not products: the replay's mm with grad is
+  // dispatched twice (its autograd kernel, then the CPU kernel below it), the gradient's once.
   const std::vector<int> mms_wanted = {-1, 1, 3, -1, 1};
   for (int call = 0; call < 5; ++call) {
     w.mutable_grad() = Tensor();
