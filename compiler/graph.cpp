@@ -51,6 +51,13 @@ std::vector<std::vector<int>> Graph::uses() const {
   return u;
 }
 
+std::vector<bool> Graph::read_by_nodes() const {
+  std::vector<bool> read(values.size(), false);
+  for (const Node& n : nodes)
+    for (int v : values_read(n)) read[v] = true;
+  return read;
+}
+
 int Graph::root(int v) const {
   while (true) {
     const Value& value = values[v];

@@ -90,6 +90,8 @@ class Graph {
 
   // For each value, the nodes that read it.
   std::vector<std::vector<int>> uses() const;
+  // For each value, whether some node reads it (the return is not counted).
+  std::vector<bool> read_by_nodes() const;
   // The value whose storage a value is: itself, or for a view or a write, that of the
   // tensor it views or wrote over.
   int root(int v) const;

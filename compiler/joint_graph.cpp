@@ -77,9 +77,7 @@ BackwardCache::BackwardCache(std::shared_ptr<const Graph> forward, int limit, st
     : forward_(std::move(forward)), limit_(limit), name_(std::move(name)) {
   // Only a product another op reads: mm's own formulas never read its result, so one that is
   // only returned is not kept (nor checked for a later write in place, which eager allows).
-  std::vector<bool> read(forward_->values.size(), false);
-  for (const Node& n : forward_->nodes)
-    for (int v : Graph::values_read(n)) read[v] = true;
+  const std::vector<bool> read = forward_->read_by_nodes();
   for (const Node& n : forward_->nodes)
     if (is_matrix_product(n))
       for (int v : n.outputs)
@@ -246,9 +244,7 @@ BackwardCache::trace_entry(const std::vector<Tensor>& leaves, const std::vector<
       info.optimized = g.to_string();
       for (const FusionGroup& group : groups) info.groups.push_back(group.nodes);
       info.optimized_dot = g.to_dot("optimized", info.groups);
-      std::vector<bool> read(g.values.size(), false);
-      for (const Node& n : g.nodes)
-        for (int v : Graph::values_read(n)) read[v] = true;
+      std::vector<bool> read = g.read_by_nodes();
       for (int v : g.outputs) read[v] = true;
       for (size_t j = 0; j < saved.size(); ++j) {
         entry->reads.push_back(read[g.inputs[leaves.size() + j]]);

@@ -57,6 +57,12 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
+// The 32 hex digits a cache entry is named by: everything that decided its bytes, hashed.
+std::string cache_key(const std::string& material) {
+  return hex64(fnv1a(material, 14695981039346656037ull)) +
+         hex64(fnv1a(material, 0x9e3779b97f4a7c15ull));
+}
+
 std::optional<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
@@ -336,8 +342,7 @@ std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source) {
 std::string load_or_build(const std::string& source, const std::string& key_material,
                           const std::string& extension, const std::function<std::string()>& build) {
   const std::string material = source + '\0' + extension + '\0' + key_material;
-  const std::string key = hex64(fnv1a(material, 14695981039346656037ull)) +
-                          hex64(fnv1a(material, 0x9e3779b97f4a7c15ull));
+  const std::string key = cache_key(material);
   // What <key>.<ext>.src holds: all that decided the bytes, so even two keys colliding are
   // told apart.
   const std::string stamp = source + '\0' + key_material;
@@ -398,8 +403,7 @@ std::shared_ptr<KernelLibrary> load_or_compile(const std::string& source,
       source + '\0' + cxx.path + '\0' + cxx.version + '\0' + cxx.flags + '\0' + cxx.target;
   for (const std::string& f : extra_flags) material += '\0' + f;
   if (!key_material.empty()) material += '\0' + key_material;
-  const std::string key = hex64(fnv1a(material, 14695981039346656037ull)) +
-                          hex64(fnv1a(material, 0x9e3779b97f4a7c15ull));
+  const std::string key = cache_key(material);
 
   std::unique_lock<std::mutex> lock(g_mutex);
   if (auto it = g_loaded.find(key); it != g_loaded.end()) {
