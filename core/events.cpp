@@ -36,6 +36,8 @@ const char* to_string(Kind k) {
     case Kind::FusionGroupEmitted: return "fusion_group_emitted";
     case Kind::ModuleEnter: return "module_enter";
     case Kind::ModuleExit: return "module_exit";
+    case Kind::MessagePosted: return "message_posted";
+    case Kind::MessageDone: return "message_done";
   }
   return "unknown";
 }

@@ -28,6 +28,10 @@ enum class Kind : uint8_t {
   FusionGroupEmitted,  // name = kernel name, value = ops fused
   ModuleEnter,         // ptr = the nn::Module whose forward starts (nn/module.h, ModuleScope)
   ModuleExit,          // ptr = the same module, when its forward returns or throws
+  MessagePosted,       // a point-to-point send or recv was posted: name = "send" or "recv",
+                       // value = the peer's rank in its group, bytes, ptr = the op's Work
+  MessageDone,         // that message completed (or failed), published by whichever thread
+                       // completed it but tagged with the poster's rank; same fields
 };
 
 const char* to_string(Kind k);

@@ -16,6 +16,7 @@
 #include <deque>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -550,27 +551,48 @@ std::vector<std::shared_ptr<Work>> ProcessGroup::batch_isend_irecv(std::vector<P
     works.push_back(std::make_shared<Work>(name, impl_->next_p2p_seq++, options_.timeout,
                                            std::vector<Tensor>{op.tensor}));
   }
+  // Posted before the transport sees them, so a trace always has a message's start first.
+  const bool traced = events::enabled();
+  std::vector<events::Event> messages;
+  if (traced) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      messages.push_back({.kind = events::Kind::MessagePosted,
+                          .name = ops[i].kind == P2POp::Kind::Send ? "send" : "recv",
+                          .bytes = ops[i].tensor.nbytes(),
+                          .value = ops[i].peer,
+                          .ptr = works[i].get(),
+                          .rank = events::current_rank()});
+      events::publish(messages.back());
+      messages.back().kind = events::Kind::MessageDone;
+    }
+  }
   std::vector<std::shared_ptr<Work>> transport = post_batch(wire_ops, options_.timeout);
   GLASS_INTERNAL_ASSERT(transport.size() == ops.size(), backend_name(), ": post_batch returned ",
                         transport.size(), " works for ", ops.size(), " ops");
   for (size_t i = 0; i < ops.size(); ++i) {
+    // The transport's Work completes on its own thread (gloo's loop, MPI's progress thread,
+    // the sending rank's thread): the event carries the poster's rank, stamped here.
+    std::optional<events::Event> done_event;
+    if (traced) done_event = messages[i];
     if (ops[i].kind == P2POp::Kind::Send) {
-      transport[i]->then([work = works[i], wire = wire_ops[i].tensor](Work& done) {
+      transport[i]->then([work = works[i], wire = wire_ops[i].tensor, done_event](Work& done) {
+        if (done_event) events::publish(*done_event);
         work->finish(done.exception());
       });
     } else {
-      transport[i]->then(
-          [work = works[i], user = ops[i].tensor, wire = wire_ops[i].tensor](Work& done) {
-            std::exception_ptr error = done.exception();
-            if (!error) {
-              try {
-                unstage(user, wire);
-              } catch (...) {
-                error = std::current_exception();
-              }
-            }
-            work->finish(error);
-          });
+      transport[i]->then([work = works[i], user = ops[i].tensor, wire = wire_ops[i].tensor,
+                          done_event](Work& done) {
+        std::exception_ptr error = done.exception();
+        if (!error) {
+          try {
+            unstage(user, wire);
+          } catch (...) {
+            error = std::current_exception();
+          }
+        }
+        if (done_event) events::publish(*done_event);
+        work->finish(error);
+      });
     }
   }
   return works;

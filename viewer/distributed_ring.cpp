@@ -71,6 +71,7 @@ RingRecording record_ring(const RingRecordingOptions& options) {
   const int steps = 2 * (n - 1);
   std::vector<std::vector<Seen>> after(static_cast<size_t>(steps), std::vector<Seen>(n));
   std::vector<std::vector<double>> start(static_cast<size_t>(n));
+  EventTrace trace;
   distributed::run_threads(n, [&](int rank) {
     const distributed::ThreadsRendezvous* rv = distributed::current_threads_rendezvous();
     auto group = distributed::make_threads_group(rv->store, rank, n, {});
@@ -84,6 +85,9 @@ RingRecording record_ring(const RingRecordingOptions& options) {
     });
     distributed::ring_all_reduce(*group, t);
   });
+  trace.stop();
+  for (TracedEvent& e : trace.events())
+    if (e.rank >= 0) rec.events.push_back(std::move(e));  // not other threads of this process
 
   RingFrame first;
   for (int r = 0; r < n; ++r)
@@ -105,5 +109,7 @@ RingRecording record_ring(const RingRecordingOptions& options) {
   }
   return rec;
 }
+
+std::string RingRecording::chrome_trace() const { return chrome_trace_json(events); }
 
 }  // namespace glass::viz

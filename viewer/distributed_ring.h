@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "viewer/distributed_trace.h"
+
 namespace glass::viz {
 
 struct RingRecordingOptions {
@@ -57,7 +59,13 @@ struct RingRecording {
   int64_t numel = 0;
   std::vector<int64_t> chunk_lengths;  // distributed::ring_chunk's split
   std::vector<RingFrame> frames;
+  // What the ranks published while the ring ran: each step's adds and copies, and its sends
+  // and receives from post to completion.
+  std::vector<TracedEvent> events;
   uint32_t full_mask() const { return world_size >= 32 ? ~0u : (1u << world_size) - 1; }
+  // events as a Chrome trace (distributed_trace.h): per rank its compute thread and its
+  // messages as slices, for chrome://tracing or Perfetto.
+  std::string chrome_trace() const;
 };
 
 // Runs the ring on world_size rank-threads and records every step (a few milliseconds).

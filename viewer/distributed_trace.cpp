@@ -46,6 +46,8 @@ struct EventTrace::State {
   std::map<int, int> threads_of_rank;
   std::set<std::pair<int, int>> comm_threads;  // (rank, thread) that ran a collective
   std::unordered_map<const void*, std::string> parameter_names;  // by TensorImpl
+  std::unordered_map<const void*, int64_t> open_messages;        // by Work: posted, not done
+  int64_t messages = 0;                                          // posted so far
 
   int64_t now_ns() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
@@ -75,6 +77,14 @@ struct EventTrace::State {
     if (added) it->second = threads_of_rank[t.rank]++;
     t.thread = it->second;
     if (t.kind == events::Kind::CollectiveStep) comm_threads.insert({t.rank, t.thread});
+    if (t.kind == events::Kind::MessagePosted) {
+      t.message = open_messages[e.ptr] = ++messages;
+    } else if (t.kind == events::Kind::MessageDone) {
+      if (auto open = open_messages.find(e.ptr); open != open_messages.end()) {
+        t.message = open->second;
+        open_messages.erase(open);
+      }
+    }
     events.push_back(std::move(t));
   }
 };
@@ -125,7 +135,16 @@ bool inside_a_node(events::Kind k) {
   }
 }
 
+bool is_message(events::Kind k) {
+  return k == events::Kind::MessagePosted || k == events::Kind::MessageDone;
+}
+
 double us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
+
+// What a message's slice is called: "send to 1", "recv from 0" (peers are group ranks).
+std::string message_name(const TracedEvent& posted) {
+  return (posted.name == "send" ? "send to " : "recv from ") + std::to_string(posted.value);
+}
 
 }  // namespace
 
@@ -137,7 +156,9 @@ std::string chrome_trace_json(const std::vector<TracedEvent>& events,
   std::map<std::pair<int, int>, int> tid;
   std::map<int, std::pair<int, int>> counts;  // rank -> (compute, comm) threads so far
   for (const TracedEvent& e : events) {
-    if (tid.count({e.rank, e.thread})) continue;
+    // A message is drawn as its rank's async slice, on no thread: its completion may come
+    // from a transport's thread, which computes nothing for this rank.
+    if (is_message(e.kind) || tid.count({e.rank, e.thread})) continue;
     auto& [compute, comm] = counts[e.rank];
     tid[{e.rank, e.thread}] = e.comm ? kCommTidBase + comm++ : compute++;
   }
@@ -173,8 +194,30 @@ std::string chrome_trace_json(const std::vector<TracedEvent>& events,
            {"args", {{"name", i == 0 ? "communication" : "communication " + std::to_string(i)}}}});
   }
 
+  std::map<int64_t, size_t> unfinished;  // message -> its MessagePosted's index
+  const int64_t last_ns = events.empty() ? 0 : events.back().t_ns;
   for (size_t i = 0; i < events.size(); ++i) {
     const TracedEvent& e = events[i];
+    if (is_message(e.kind)) {
+      if (e.message == 0) continue;  // its post came before the trace
+      const bool begin = e.kind == events::Kind::MessagePosted;
+      const TracedEvent& posted = begin ? e : events[unfinished.at(e.message)];
+      json j = {{"name", message_name(posted)},
+                {"cat", "message"},
+                {"ph", begin ? "b" : "e"},
+                {"id", e.message},
+                {"pid", pid_of(e.rank)},
+                {"tid", 0},
+                {"ts", us(e.t_ns)}};
+      if (begin) {
+        j["args"] = {{"bytes", e.bytes}, {"peer", e.value}};
+        unfinished[e.message] = i;
+      } else {
+        unfinished.erase(e.message);
+      }
+      out.push_back(std::move(j));
+      continue;
+    }
     json j = {{"name", e.name.empty() ? events::to_string(e.kind) : e.name},
               {"cat", events::to_string(e.kind)},
               {"pid", pid_of(e.rank)},
@@ -185,7 +228,7 @@ std::string chrome_trace_json(const std::vector<TracedEvent>& events,
       int64_t end = e.t_ns;
       for (size_t k = i + 1; k < events.size(); ++k) {
         const TracedEvent& next = events[k];
-        if (next.rank != e.rank || next.thread != e.thread) continue;
+        if (next.rank != e.rank || next.thread != e.thread || is_message(next.kind)) continue;
         end = next.t_ns;
         if (!inside_a_node(next.kind)) break;
       }
@@ -197,6 +240,15 @@ std::string chrome_trace_json(const std::vector<TracedEvent>& events,
     }
     out.push_back(std::move(j));
   }
+  for (const auto& [message, i] : unfinished)
+    out.push_back({{"name", message_name(events[i])},
+                   {"cat", "message"},
+                   {"ph", "e"},
+                   {"id", message},
+                   {"pid", pid_of(events[i].rank)},
+                   {"tid", 0},
+                   {"ts", us(last_ns)},
+                   {"args", {{"completed", false}}}});
   for (const TraceSpan& s : spans)
     out.push_back({{"name", s.name},
                    {"cat", "span"},

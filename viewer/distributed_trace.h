@@ -38,6 +38,10 @@ struct TracedEvent {
   bool comm = false;  // published on its rank's communication thread
   int64_t t_ns = 0;   // since the trace started
   int64_t value = 0, bytes = 0;
+  // MessagePosted and MessageDone: the message they belong to, numbered from 1 in the order
+  // messages were posted (a Work's address may be reused, this never is); 0 for a done
+  // whose post the trace did not see, and for every other event.
+  int64_t message = 0;
 };
 
 // A span to draw beside the events, which events alone cannot give (they are instants):
@@ -77,8 +81,12 @@ class EventTrace {
 // BackwardNodeRun is a complete event ("X"): the engine publishes when a node starts, so
 // it lasts until the same thread's next event that is not part of running it (ops,
 // kernels, memory, BucketReady are; a next node, a forward's graph node or module, a
-// collective are not), or its last event. Everything else is an instant ("i"), with value
-// and bytes in its args. Each span is a complete event.
+// collective are not), or its last event. A point-to-point message (MessagePosted to its
+// MessageDone) is an async slice ("b"/"e", category "message") of the poster's rank, "send
+// to 1" or "recv from 0" (the peer's rank in its group) with its bytes, from post to
+// completion: a rank's sends and receives overlap, and only async slices may. One never seen to
+// complete ends at the trace's last event, with "completed": false. Everything else is an instant
+// ("i"), with value and bytes in its args. Each span is a complete event.
 std::string chrome_trace_json(const std::vector<TracedEvent>& events,
                               const std::vector<TraceSpan>& spans = {});
 

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -225,6 +226,76 @@ TEST(DistributedTrace, RecordChromeTraceWritesAnyRunsEventsPerRank) {
   for (const TracedEvent& e : events) EXPECT_GE(e.rank, 0) << events::to_string(e.kind);
   std::remove(path.c_str());
   EXPECT_THROW(record_chrome_trace("/nonexistent-dir/x.json", [] {}), Error);
+}
+
+// A ring of 3 ranks on 9 floats (chunks of 3): in each of its 2(n − 1) = 4 steps rank r
+// sends one chunk, 12 bytes, to rank r + 1 and receives one from rank r − 1, so its trace
+// holds 4 sends and 4 receives of 12 bytes, each an async slice that begins and then ends.
+TEST(DistributedTrace, ARingsMessagesAreSlicesFromPostToCompletionPerRank) {
+  const nlohmann::json j =
+      nlohmann::json::parse(record_ring({.world_size = 3, .numel = 9}).chrome_trace());
+  std::map<int64_t, nlohmann::json> begun;  // id -> its "b"
+  std::map<std::pair<int, std::string>, int> slices;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["cat"] != "message") continue;
+    const int64_t id = e["id"];
+    if (e["ph"] == "b") {
+      ASSERT_FALSE(begun.count(id)) << "message " << id << " begins twice";
+      EXPECT_EQ(e["args"]["bytes"], 12) << e.dump();
+      begun[id] = e;
+      continue;
+    }
+    ASSERT_EQ(e["ph"], "e") << e.dump();
+    ASSERT_TRUE(begun.count(id)) << "message " << id << " ends before it begins";
+    const nlohmann::json& b = begun[id];
+    EXPECT_EQ(e["pid"], b["pid"]) << "a message ends on its poster's rank";
+    EXPECT_EQ(e["name"], b["name"]);
+    EXPECT_GE(e["ts"].get<double>(), b["ts"].get<double>());
+    EXPECT_FALSE(e.contains("args")) << "the ring's messages all complete: " << e.dump();
+    ++slices[{e["pid"].get<int>(), e["name"].get<std::string>()}];
+    begun.erase(id);
+  }
+  EXPECT_TRUE(begun.empty()) << begun.size() << " messages never end";
+  std::map<std::pair<int, std::string>, int> expected;
+  for (int r = 0; r < 3; ++r) {
+    expected[{r, "send to " + std::to_string((r + 1) % 3)}] = 4;
+    expected[{r, "recv from " + std::to_string((r + 2) % 3)}] = 4;
+  }
+  EXPECT_EQ(slices, expected);
+}
+
+// A message still in flight when the trace stopped ends at the trace's last event, marked
+// unfinished; a completion whose post the trace missed draws nothing; neither gets a thread.
+TEST(DistributedTrace, AMessageNeverSeenToCompleteEndsAtTheLastEventMarkedUnfinished) {
+  using events::Kind;
+  const std::vector<TracedEvent> events = {
+      {.kind = Kind::MessageDone, .name = "send", .rank = 0, .thread = 3, .t_ns = 1000, .value = 1},
+      {.kind = Kind::MessagePosted,
+       .name = "recv",
+       .rank = 0,
+       .thread = 0,
+       .t_ns = 2000,
+       .value = 1,
+       .bytes = 64,
+       .message = 1},
+      {.kind = Kind::OpDispatched, .name = "add", .rank = 0, .thread = 0, .t_ns = 5000},
+  };
+  const nlohmann::json j = nlohmann::json::parse(chrome_trace_json(events));
+  std::vector<nlohmann::json> messages;
+  int compute_threads = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["cat"] == "message") messages.push_back(e);
+    if (e["ph"] == "M" && e["name"] == "thread_name") ++compute_threads;
+  }
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0]["ph"], "b");
+  EXPECT_EQ(messages[0]["name"], "recv from 1");
+  EXPECT_DOUBLE_EQ(messages[0]["ts"].get<double>(), 2.0);
+  EXPECT_EQ(messages[1]["ph"], "e");
+  EXPECT_EQ(messages[1]["id"], 1);
+  EXPECT_DOUBLE_EQ(messages[1]["ts"].get<double>(), 5.0);
+  EXPECT_EQ(messages[1]["args"]["completed"], false);
+  EXPECT_EQ(compute_threads, 2) << "compute and communication rows only: " << j.dump();
 }
 
 }  // namespace

@@ -133,8 +133,9 @@ struct DistributedView {
   int frame = 0;       // the ring frame shown: 0 = before the first step
   bool playing = false;
   float seconds_per_step = 1.0f, since_step = 0;
-  std::string trace_path = "ddp.trace.json";  // where "export Chrome trace" writes
-  std::string status;                         // the last export's result, or an error
+  std::string trace_path = "ddp.trace.json";        // where "export DDP trace" writes
+  std::string ring_trace_path = "ring.trace.json";  // where "export ring trace" writes
+  std::string status;                               // the last export's result, or an error
   // Last frame, for tooltips and tests:
   std::vector<std::pair<std::pair<int, int>, Rect>> cell_rects;  // (rank, chunk) -> its box
   int arrows = 0;                                 // transfers drawn for the shown step

@@ -307,17 +307,20 @@ void App::distributed_panel() {
     ImGui::SetNextItemWidth(200);
     ImGui::SliderInt("step", &v.frame, 0, static_cast<int>(v.ring->frames.size()) - 1);
   }
-  if (v.ddp) {
+  const auto export_button = [&v](const char* label, const std::string& path, auto trace) {
     ImGui::SameLine();
-    if (ImGui::Button("export Chrome trace")) {
-      try {
-        write_text_file(v.trace_path, v.ddp->chrome_trace());
-        v.status = "wrote " + v.trace_path + " (open it in chrome://tracing or Perfetto)";
-      } catch (const Error& e) {
-        v.status = e.what();
-      }
+    if (!ImGui::Button(label)) return;
+    try {
+      write_text_file(path, trace());
+      v.status = "wrote " + path + " (open it in chrome://tracing or Perfetto)";
+    } catch (const Error& e) {
+      v.status = e.what();
     }
-  }
+  };
+  if (v.ring)
+    export_button("export ring trace", v.ring_trace_path, [&v] { return v.ring->chrome_trace(); });
+  if (v.ddp)
+    export_button("export DDP trace", v.trace_path, [&v] { return v.ddp->chrome_trace(); });
   if (!v.status.empty()) ImGui::TextDisabled("%s", v.status.c_str());
   if (v.ring) ring_grid(v);
   ImGui::Separator();
