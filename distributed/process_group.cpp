@@ -571,7 +571,8 @@ std::vector<std::shared_ptr<Work>> ProcessGroup::batch_isend_irecv(std::vector<P
                         transport.size(), " works for ", ops.size(), " ops");
   for (size_t i = 0; i < ops.size(); ++i) {
     // The transport's Work completes on its own thread (gloo's loop, MPI's progress thread,
-    // the sending rank's thread): the event carries the poster's rank, stamped here.
+    // the sending rank's thread), or at once, here, inside then(): the event carries the
+    // poster's rank, stamped above.
     std::optional<events::Event> done_event;
     if (traced) done_event = messages[i];
     if (ops[i].kind == P2POp::Kind::Send) {

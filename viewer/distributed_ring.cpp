@@ -87,7 +87,7 @@ RingRecording record_ring(const RingRecordingOptions& options) {
   });
   trace.stop();
   for (TracedEvent& e : trace.events())
-    if (e.rank >= 0) rec.events.push_back(std::move(e));  // not other threads of this process
+    if (e.rank >= 0) rec.events.push_back(std::move(e));  // the ring's ranks, not the app's UI
 
   RingFrame first;
   for (int r = 0; r < n; ++r)

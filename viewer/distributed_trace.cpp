@@ -73,9 +73,15 @@ struct EventTrace::State {
       auto it = parameter_names.find(acc->variable().unsafeGetTensorImpl());
       if (it != parameter_names.end()) t.name += " " + it->second;
     }
-    auto [it, added] = thread_index.try_emplace({t.rank, thread_serial()}, 0);
-    if (added) it->second = threads_of_rank[t.rank]++;
-    t.thread = it->second;
+    if (t.kind == events::Kind::MessagePosted || t.kind == events::Kind::MessageDone) {
+      // A message belongs to its rank, not to a thread: its completion may be published by
+      // a transport's thread (or another rank's, under the threads backend).
+      t.thread = -1;
+    } else {
+      auto [it, added] = thread_index.try_emplace({t.rank, thread_serial()}, 0);
+      if (added) it->second = threads_of_rank[t.rank]++;
+      t.thread = it->second;
+    }
     if (t.kind == events::Kind::CollectiveStep) comm_threads.insert({t.rank, t.thread});
     if (t.kind == events::Kind::MessagePosted) {
       t.message = open_messages[e.ptr] = ++messages;
@@ -156,8 +162,9 @@ std::string chrome_trace_json(const std::vector<TracedEvent>& events,
   std::map<std::pair<int, int>, int> tid;
   std::map<int, std::pair<int, int>> counts;  // rank -> (compute, comm) threads so far
   for (const TracedEvent& e : events) {
-    // A message is drawn as its rank's async slice, on no thread: its completion may come
-    // from a transport's thread, which computes nothing for this rank.
+    // A message is its rank's async slice (hung, as Chrome does, on the rank's first row),
+    // not a thread's: its completion may come from a transport's thread.
+    if (is_message(e.kind)) counts.try_emplace(e.rank, 0, 0);
     if (is_message(e.kind) || tid.count({e.rank, e.thread})) continue;
     auto& [compute, comm] = counts[e.rank];
     tid[{e.rank, e.thread}] = e.comm ? kCommTidBase + comm++ : compute++;
@@ -195,18 +202,21 @@ std::string chrome_trace_json(const std::vector<TracedEvent>& events,
   }
 
   std::map<int64_t, size_t> unfinished;  // message -> its MessagePosted's index
-  const int64_t last_ns = events.empty() ? 0 : events.back().t_ns;
+  int64_t last_ns = 0;  // the latest time: events arrive in order, their clock reads need not
+  for (const TracedEvent& e : events) last_ns = std::max(last_ns, e.t_ns);
   for (size_t i = 0; i < events.size(); ++i) {
     const TracedEvent& e = events[i];
     if (is_message(e.kind)) {
-      if (e.message == 0) continue;  // its post came before the trace
       const bool begin = e.kind == events::Kind::MessagePosted;
-      const TracedEvent& posted = begin ? e : events[unfinished.at(e.message)];
+      const auto open = unfinished.find(e.message);
+      // A completion whose post the trace (or a caller's cut of it) does not hold: nothing.
+      if (e.message == 0 || (!begin && open == unfinished.end())) continue;
+      const TracedEvent& posted = begin ? e : events[open->second];
       json j = {{"name", message_name(posted)},
                 {"cat", "message"},
                 {"ph", begin ? "b" : "e"},
                 {"id", e.message},
-                {"pid", pid_of(e.rank)},
+                {"pid", pid_of(posted.rank)},
                 {"tid", 0},
                 {"ts", us(e.t_ns)}};
       if (begin) {

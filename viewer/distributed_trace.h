@@ -13,7 +13,8 @@
 //
 // Invariants: events() are in the order they arrived, and each thread's are in the order
 // it published them (a thread's t_ns never decreases); `thread` numbers a rank's threads
-// in the order they first published, so (rank, thread) names one OS thread.
+// in the order they first published, so (rank, thread) names one OS thread — except for
+// MessagePosted and MessageDone, which belong to their rank alone (thread −1).
 #pragma once
 
 #include <cstdint>

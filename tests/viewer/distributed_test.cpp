@@ -265,15 +265,29 @@ TEST(DistributedTrace, ARingsMessagesAreSlicesFromPostToCompletionPerRank) {
 }
 
 // A message still in flight when the trace stopped ends at the trace's last event, marked
-// unfinished; a completion whose post the trace missed draws nothing; neither gets a thread.
+// unfinished; a completion whose post the trace missed, or whose post was cut off, draws
+// nothing; none of them gets a thread row.
 TEST(DistributedTrace, AMessageNeverSeenToCompleteEndsAtTheLastEventMarkedUnfinished) {
   using events::Kind;
   const std::vector<TracedEvent> events = {
-      {.kind = Kind::MessageDone, .name = "send", .rank = 0, .thread = 3, .t_ns = 1000, .value = 1},
+      {.kind = Kind::MessageDone,
+       .name = "send",
+       .rank = 0,
+       .thread = -1,
+       .t_ns = 1000,
+       .value = 1},
+      // A completion whose post a caller cut off (DdpRecording keeps a window of the trace).
+      {.kind = Kind::MessageDone,
+       .name = "recv",
+       .rank = 0,
+       .thread = -1,
+       .t_ns = 1500,
+       .value = 1,
+       .message = 7},
       {.kind = Kind::MessagePosted,
        .name = "recv",
        .rank = 0,
-       .thread = 0,
+       .thread = -1,
        .t_ns = 2000,
        .value = 1,
        .bytes = 64,
@@ -282,10 +296,10 @@ TEST(DistributedTrace, AMessageNeverSeenToCompleteEndsAtTheLastEventMarkedUnfini
   };
   const nlohmann::json j = nlohmann::json::parse(chrome_trace_json(events));
   std::vector<nlohmann::json> messages;
-  int compute_threads = 0;
+  int thread_rows = 0;
   for (const auto& e : j["traceEvents"]) {
     if (e["cat"] == "message") messages.push_back(e);
-    if (e["ph"] == "M" && e["name"] == "thread_name") ++compute_threads;
+    if (e["ph"] == "M" && e["name"] == "thread_name") ++thread_rows;
   }
   ASSERT_EQ(messages.size(), 2u);
   EXPECT_EQ(messages[0]["ph"], "b");
@@ -295,7 +309,7 @@ TEST(DistributedTrace, AMessageNeverSeenToCompleteEndsAtTheLastEventMarkedUnfini
   EXPECT_EQ(messages[1]["id"], 1);
   EXPECT_DOUBLE_EQ(messages[1]["ts"].get<double>(), 5.0);
   EXPECT_EQ(messages[1]["args"]["completed"], false);
-  EXPECT_EQ(compute_threads, 2) << "compute and communication rows only: " << j.dump();
+  EXPECT_EQ(thread_rows, 2) << "compute and communication rows only: " << j.dump();
 }
 
 }  // namespace
