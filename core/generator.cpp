@@ -6,10 +6,15 @@
 // seed for those created later: either way each device's default starts at (seed, 0),
 // as after torch::manual_seed.
 //
+// A set of defaults (DefaultGenerators) is the process's, or a thread's own while it holds
+// a ThreadLocalGeneratorGuard; a thread_local pointer says which one the thread uses.
+//
 // Invariant: default_generator(d) returns the same generator for the same device every
-// time, for the life of the process.
+// time while the same set is in force on the thread (the process's: for its whole life).
 #include "core/generator.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "core/device_guard.h"
@@ -84,48 +89,72 @@ Generator make_generator(Device device, uint64_t seed) {
 }
 
 // ---- the defaults -------------------------------------------------------------------------
+
+struct detail::DefaultGenerators {
+  explicit DefaultGenerators(uint64_t seed)
+      : cpu(std::make_shared<CPUGeneratorImpl>(seed)), cuda_seed(seed) {}
+  const Generator cpu;
+  std::mutex mutex;  // guards the two below (other threads may ask for a device's default)
+  std::map<int, Generator> cuda_by_index;
+  uint64_t cuda_seed;  // for the CUDA defaults not created yet
+};
+
 namespace {
 
-struct CudaDefaults {
-  std::mutex mutex;
-  std::map<int, Generator> by_index;
-  uint64_t seed = kDefaultRngSeed;  // for the ones not created yet
-};
-CudaDefaults& cuda_defaults() {
-  static CudaDefaults d;
+detail::DefaultGenerators& process_defaults() {
+  static detail::DefaultGenerators d(kDefaultRngSeed);
   return d;
 }
 
-const Generator& cpu_default() {
-  static const Generator g(std::make_shared<CPUGeneratorImpl>());
-  return g;
+thread_local detail::DefaultGenerators* t_own_defaults = nullptr;
+
+detail::DefaultGenerators& current_defaults() {
+  return t_own_defaults != nullptr ? *t_own_defaults : process_defaults();
 }
 
 }  // namespace
 
 Generator default_generator(Device device) {
-  if (device.is_cpu()) return cpu_default();
+  detail::DefaultGenerators& defaults = current_defaults();
+  if (device.is_cpu()) return defaults.cpu;
   const Device d = resolve_device(device);
   const int index = d.index() < 0 ? 0 : d.index();
-  CudaDefaults& defaults = cuda_defaults();
   std::lock_guard<std::mutex> lock(defaults.mutex);
-  auto it = defaults.by_index.find(index);
-  if (it == defaults.by_index.end())
-    it = defaults.by_index
-             .emplace(index, Generator(std::make_shared<CUDAGeneratorImpl>(index, defaults.seed)))
+  auto it = defaults.cuda_by_index.find(index);
+  if (it == defaults.cuda_by_index.end())
+    it = defaults.cuda_by_index
+             .emplace(index,
+                      Generator(std::make_shared<CUDAGeneratorImpl>(index, defaults.cuda_seed)))
              .first;
   return it->second;
 }
 
 void manual_seed(uint64_t seed) {
-  Generator(cpu_default()).set_current_seed(seed);
-  CudaDefaults& defaults = cuda_defaults();
+  detail::DefaultGenerators& defaults = current_defaults();
+  Generator(defaults.cpu).set_current_seed(seed);
   std::lock_guard<std::mutex> lock(defaults.mutex);
-  defaults.seed = seed;
-  for (auto& [index, gen] : defaults.by_index) gen.set_current_seed(seed);
+  defaults.cuda_seed = seed;
+  for (auto& [index, gen] : defaults.cuda_by_index) gen.set_current_seed(seed);
 }
 
-uint64_t initial_seed() { return cpu_default().current_seed(); }
+uint64_t initial_seed() { return current_defaults().cpu.current_seed(); }
+
+ThreadLocalGeneratorGuard::ThreadLocalGeneratorGuard(uint64_t seed)
+    : mine_(std::make_unique<detail::DefaultGenerators>(seed)), previous_(t_own_defaults) {
+  t_own_defaults = mine_.get();
+}
+
+ThreadLocalGeneratorGuard::~ThreadLocalGeneratorGuard() {
+  if (t_own_defaults != mine_.get()) {
+    // Restoring `previous_` now could leave the thread pointing at a set that is gone.
+    std::fputs(
+        "glass::ThreadLocalGeneratorGuard: a guard ended out of order or on another thread "
+        "than the one that made it (guards must end newest first, where they began)\n",
+        stderr);
+    std::abort();
+  }
+  t_own_defaults = previous_;
+}
 
 GeneratorImpl& generator_for(Device device, const Generator* gen, const char* op) {
   if (gen == nullptr || !gen->defined()) return *default_generator(device).unsafeGetGeneratorImpl();

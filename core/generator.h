@@ -18,7 +18,9 @@
 //
 // Thread safety: each GeneratorImpl has a mutex. Generator's methods take it; a kernel
 // that draws takes it for the whole draw (as PyTorch's kernels lock gen->mutex_), so
-// concurrent random ops get disjoint numbers, never torn state.
+// concurrent random ops get disjoint numbers, never torn state. Disjoint, but which thread
+// gets which numbers depends on the scheduling: a thread that must draw reproducibly while
+// others draw too (a threads-backend rank) holds a ThreadLocalGeneratorGuard, below.
 #pragma once
 
 #include <cstdint>
@@ -132,14 +134,46 @@ Generator make_generator(Device device, uint64_t seed = kDefaultRngSeed);
 
 // The generator random ops use on `device` when none is given (libtorch:
 // at::detail::getDefaultCPUGenerator() and at::cuda::detail::getDefaultCUDAGenerator(i)).
-// Device(kCUDA) without an index means the current CUDA device.
+// Device(kCUDA) without an index means the current CUDA device. On a thread that holds a
+// ThreadLocalGeneratorGuard, that thread's own default.
 Generator default_generator(Device device);
 
 // Seeds the default CPU generator and every CUDA device's default generator, as
-// torch::manual_seed does.
+// torch::manual_seed does (this thread's own under a ThreadLocalGeneratorGuard).
 void manual_seed(uint64_t seed);
-// The seed of the default CPU generator.
+// The seed of the default CPU generator (this thread's own under a guard).
 uint64_t initial_seed();
+
+namespace detail {
+struct DefaultGenerators;  // one CPU default and the CUDA defaults by device (generator.cpp)
+}  // namespace detail
+
+// For its lifetime, the calling thread has default generators of its own, as a new process
+// has: a CPU generator and a generator per CUDA device, all starting from `seed`.
+// default_generator(), manual_seed() and initial_seed() on this thread use them instead of
+// the process's; other threads are unaffected. glasstorch's own addition (libtorch's
+// defaults are per process only).
+//
+// Why it exists: the threads backend of glass::distributed runs ranks as threads of one
+// process, and run_threads gives each rank one of these. Without it, ranks that seed and
+// build their models at the same time draw from one shared stream, and which numbers each
+// gets depends on the scheduling. With it, a rank draws exactly what the same code draws
+// as a process of its own under glassrun.
+//
+// Guards nest (the newest wins until it ends) and must end on the thread that made them,
+// newest first; ending one out of order is a programming error that aborts with a message.
+// Handles taken from default_generator() stay valid after the guard ends.
+class ThreadLocalGeneratorGuard {
+ public:
+  explicit ThreadLocalGeneratorGuard(uint64_t seed = kDefaultRngSeed);
+  ~ThreadLocalGeneratorGuard();
+  ThreadLocalGeneratorGuard(const ThreadLocalGeneratorGuard&) = delete;
+  ThreadLocalGeneratorGuard& operator=(const ThreadLocalGeneratorGuard&) = delete;
+
+ private:
+  std::unique_ptr<detail::DefaultGenerators> mine_;
+  detail::DefaultGenerators* previous_;
+};
 
 // The generator a random op on `device` uses: `gen` if given — checked to be one for
 // that device type ("uniform_(): expected a generator for device cuda, got one for

@@ -59,7 +59,10 @@ std::shared_ptr<ProcessGroup> make_threads_group(std::shared_ptr<Store> store, i
 // Starts world_size threads, runs fn(rank) on each (events tagged with the rank), joins them
 // all, and rethrows the first failure as "rank 2: <what>". `timeout` bounds every collective
 // of groups made inside (a failing rank's partners fail within it, or at once when the
-// failing rank's group is destroyed).
+// failing rank's group is destroyed). Each rank has default generators of its own
+// (ThreadLocalGeneratorGuard, core/generator.h), starting from the default seed as a new
+// process's do: manual_seed() inside a rank seeds that rank only, and a rank draws the same
+// numbers whatever the others draw meanwhile — those it would draw as a process.
 void run_threads(int world_size, const std::function<void(int rank)>& fn,
                  ThreadsLinkModel link = {},
                  std::chrono::milliseconds timeout = std::chrono::seconds(60));

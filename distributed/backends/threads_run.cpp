@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/events.h"
+#include "core/generator.h"
 #include "distributed/backends/threads.h"
 #include "distributed/hash_store.h"
 
@@ -32,6 +33,9 @@ void run_threads(int world_size, const std::function<void(int rank)>& fn, Thread
 
   auto rank_main = [&](int rank) {
     events::ThreadRankGuard rank_guard(rank);
+    // Each rank draws from default generators of its own, as a process would: the same
+    // numbers whatever the other ranks draw meanwhile (and what it draws under glassrun).
+    ThreadLocalGeneratorGuard generators;
     const ThreadsRendezvous rendezvous{rank, world_size, store, link, timeout};
     threads_internal::set_current_threads_rendezvous(&rendezvous);
     try {

@@ -138,6 +138,8 @@ struct MLPImpl : nn::Module {
 };
 GLASS_MODULE(MLP);
 
+// Ranks call it on their own threads at the same moment: run_threads gives each rank
+// default generators of its own, as a process has, so each seeds and draws only its own.
 MLP mlp_from_seed(uint64_t seed) {
   glass::manual_seed(seed);
   return MLP(784, 512, 10);
@@ -262,12 +264,10 @@ void five_steps() {
             << list(glass::data::shuffled_order(10, 0)) << "\n";
 
   const DataSet data = make_data(kExamples, 1234);
-  std::vector<MLP> models;
-  for (int r = 0; r < kWorld; ++r) models.push_back(mlp_from_seed(100 + r));
   std::vector<RankLog> logs(kWorld);
   dist::run_threads(kWorld, [&](int rank) {
     dist::init_process_group("threads");
-    train_rank(models[rank], data, logs[rank]);
+    train_rank(mlp_from_seed(100 + rank), data, logs[rank]);
     dist::destroy_process_group();
   });
 
@@ -515,12 +515,11 @@ void buckets_and_overlap() {
   link.latency = std::chrono::microseconds(100);
   link.bytes_per_second = 1e9;
   const DataSet data = make_data(128, 7);
-  std::vector<MLP> models{mlp_from_seed(100), mlp_from_seed(100)};
   dist::run_threads(
       2,
       [&](int rank) {
         dist::init_process_group("threads");
-        MLP model = models[rank];
+        MLP model = mlp_from_seed(100);
         // A post-accumulate-grad hook runs once p.grad() holds this backward's gradient; the
         // reducer hangs its bucket bookkeeping on the same hook. This one only writes down
         // the order (shared_ptr: the hooks live as long as the model).
@@ -605,12 +604,11 @@ void buckets_and_overlap() {
 void gradient_accumulation() {
   section("4. no_sync: gradient accumulation");
   const DataSet data = make_data(16, 99);
-  std::vector<MLP> models{mlp_from_seed(100), mlp_from_seed(200)};
   std::vector<uint64_t> collectives(4);  // [rank * 2 + micro-batch]
   std::vector<Tensor> inside(2), grads(2);
   dist::run_threads(2, [&](int rank) {
     dist::init_process_group("threads");
-    MLP model = models[rank];
+    MLP model = mlp_from_seed(100 * (rank + 1));
     DistributedDataParallel ddp(model);
     auto& group = *ddp.process_group();
     // Rank r's 8 examples are rows [8r, 8r + 8): micro-batches of 4. Each loss is divided by

@@ -30,7 +30,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -137,12 +136,10 @@ GLASS_MODULE(Stack);
 
 constexpr int64_t kPsi = kLayers * kWidth * kWidth;
 
-// The same weights on every rank. The default generator is one for the whole process, and
-// the ranks are its threads: each builds its model (so the ledger charges the bytes to it)
-// under a lock, seeding first, so no thread draws another's numbers.
+// The same weights on every rank. Each rank builds its own model (so the ledger charges the
+// bytes to it), all at once: run_threads gives each rank default generators of its own, as a
+// process has, so seeding here seeds this rank's only and no rank draws another's numbers.
 Stack build_model(uint64_t seed = 0) {
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
   glass::manual_seed(seed);
   return Stack();
 }

@@ -1,10 +1,12 @@
 // tests/core/generator_test.cpp — Philox's known answers, and glass::Generator: seeding,
-// offsets, the per-device defaults, independent generators and thread safety.
+// offsets, the per-device defaults, independent generators, thread safety and a thread's
+// own defaults (ThreadLocalGeneratorGuard).
 #include "core/generator.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -171,6 +173,113 @@ TEST(Generator, ConcurrentFillsGetDisjointRunsOfTheStream) {
     for (auto r = first_of_run.begin(); r != run; ++r) rand({kPer}, gen, kFloat64);
     EXPECT_TRUE(testing::close(got[t], rand({kPer}, gen, kFloat64), 0, 0)) << "thread " << t;
   }
+}
+
+// A guarded thread's defaults start where a new process's do, whatever the process's
+// defaults have drawn, and seeding them leaves the process's alone.
+TEST(ThreadLocalGeneratorGuard, AThreadsOwnDefaultsStartAsANewProcesssAndLeaveTheProcesssAlone) {
+  Tensor fresh = rand({5}, make_generator(kCPU), kFloat64);  // kDefaultRngSeed's first numbers
+  manual_seed(31);
+  rand({3}, kFloat64);  // the process's default moves on
+  Tensor from_thread, after_seed;
+  uint64_t seed_inside = 0;
+  std::thread([&] {
+    ThreadLocalGeneratorGuard own;
+    from_thread = rand({5}, kFloat64);
+    manual_seed(8);
+    seed_inside = initial_seed();
+    after_seed = rand({2}, kFloat64);
+  }).join();
+  EXPECT_TRUE(testing::close(from_thread, fresh, 0, 0));
+  EXPECT_EQ(seed_inside, 8u);
+  EXPECT_TRUE(testing::close(after_seed, rand({2}, make_generator(kCPU, 8), kFloat64), 0, 0));
+  // The process's default: still seeded 31 and three floats in, untouched by the thread.
+  EXPECT_EQ(initial_seed(), 31u);
+  Generator reference = make_generator(kCPU, 31);
+  rand({3}, reference, kFloat64);
+  EXPECT_TRUE(testing::close(rand({4}, kFloat64), rand({4}, reference, kFloat64), 0, 0));
+}
+
+// The point of the guard: threads that seed and draw at the same moment each get their
+// seed's stream, every time — what one thread alone gets. (Unguarded, they would split one
+// stream between them: ConcurrentFillsGetDisjointRunsOfTheStream.)
+TEST(ThreadLocalGeneratorGuard, RacingThreadsEachDrawTheirSeedsStreamEveryTime) {
+  constexpr int kThreads = 4, kDraws = 50;
+  std::vector<Tensor> expected;
+  for (int t = 0; t < kThreads; ++t) {
+    Generator g = make_generator(kCPU, 500 + t);
+    std::vector<Tensor> parts;
+    for (int d = 0; d < kDraws; ++d) parts.push_back(rand({16}, g, kFloat64));
+    expected.push_back(cat(parts));
+  }
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Tensor> got(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&got, t] {
+        ThreadLocalGeneratorGuard own(500 + t);
+        std::vector<Tensor> parts;
+        for (int d = 0; d < kDraws; ++d) {
+          parts.push_back(rand({16}, kFloat64));
+          std::this_thread::yield();
+        }
+        got[t] = cat(parts);
+      });
+    for (std::thread& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t)
+      EXPECT_TRUE(testing::close(got[t], expected[t], 0, 0))
+          << "round " << round << " thread " << t;
+  }
+}
+
+TEST(ThreadLocalGeneratorGuard, EachDeviceHasItsOwnPhiloxDefaultUnderTheGuard) {
+  Generator process_cuda0 = default_generator(Device(kCUDA, 0));
+  manual_seed(5);
+  process_cuda0.set_offset(3);
+  std::thread([&] {
+    ThreadLocalGeneratorGuard own(40);
+    Generator mine = default_generator(Device(kCUDA, 0));
+    EXPECT_FALSE(mine == process_cuda0);
+    EXPECT_TRUE(default_generator(Device(kCUDA, 0)) == mine);  // one per device, as always
+    EXPECT_EQ(mine.current_seed(), 40u);
+    EXPECT_EQ(mine.get_offset(), 0u);
+    mine.set_offset(9);
+    manual_seed(41);  // reseeds this thread's defaults, those made and those to come
+    EXPECT_EQ(mine.current_seed(), 41u);
+    EXPECT_EQ(mine.get_offset(), 0u);
+    EXPECT_EQ(default_generator(Device(kCUDA, 2)).current_seed(), 41u);
+  }).join();
+  EXPECT_EQ(process_cuda0.current_seed(), 5u);
+  EXPECT_EQ(process_cuda0.get_offset(), 3u);
+  EXPECT_EQ(default_generator(Device(kCUDA, 2)).current_seed(), 5u);
+}
+
+// The newest guard wins; when it ends, the one below goes on from where it was.
+TEST(ThreadLocalGeneratorGuard, GuardsNestAndTheOuterStreamResumes) {
+  Generator outer_ref = make_generator(kCPU, 1), inner_ref = make_generator(kCPU, 2);
+  ThreadLocalGeneratorGuard outer(1);
+  Tensor a = rand({3}, kFloat64);
+  Tensor b;
+  {
+    ThreadLocalGeneratorGuard inner(2);
+    b = rand({3}, kFloat64);
+  }
+  Tensor c = rand({3}, kFloat64);
+  EXPECT_TRUE(testing::close(a, rand({3}, outer_ref, kFloat64), 0, 0));
+  EXPECT_TRUE(testing::close(b, rand({3}, inner_ref, kFloat64), 0, 0));
+  EXPECT_TRUE(testing::close(c, rand({3}, outer_ref, kFloat64), 0, 0));
+  EXPECT_EQ(initial_seed(), 1u);
+}
+
+TEST(ThreadLocalGeneratorGuardDeathTest, EndingAGuardOutOfOrderAbortsNamingTheMistake) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        auto outer = std::make_unique<ThreadLocalGeneratorGuard>(1);
+        auto inner = std::make_unique<ThreadLocalGeneratorGuard>(2);
+        outer.reset();  // before `inner`: the thread would be left pointing at a freed set
+      },
+      "ended out of order");
 }
 
 }  // namespace

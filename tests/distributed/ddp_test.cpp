@@ -246,6 +246,42 @@ TEST(DistributedDataParallel, ConstructionCopiesRankZerosParametersAndBuffers) {
   for (int r = 0; r < 3; ++r) EXPECT_TRUE(seen[r].equal(full({2, 3}, 1.0))) << "rank " << r;
 }
 
+// The replica without a broadcast: each rank-thread has default generators of its own, so
+// ranks that seed alike build bitwise-equal models whatever the scheduling — the model one
+// thread builds after the same seed — and a rank that does not seed builds what a new
+// process builds. Seeding inside a rank leaves the caller's generator alone. Several runs,
+// to give a race the chance to show.
+TEST(DistributedDataParallel, RanksSeededAlikeBuildTheSameReplicaInEveryRun) {
+  manual_seed(7);
+  MLP seeded;
+  manual_seed(kDefaultRngSeed);
+  MLP unseeded;
+  manual_seed(3);
+  Tensor caller_next = rand({4}, make_generator(kCPU, 3));
+
+  constexpr int kWorld = 4;
+  for (int run = 0; run < 3; ++run) {
+    std::vector<std::vector<Tensor>> got(kWorld), fresh(kWorld);
+    run_threads(kWorld, [&](int rank) {
+      MLP first;  // before any seeding: the default seed's numbers, as in a new process
+      manual_seed(7);
+      MLP model;
+      fresh[rank] = first->parameters();
+      got[rank] = model->parameters();
+    });
+    for (int r = 0; r < kWorld; ++r) {
+      for (size_t i = 0; i < got[r].size(); ++i) {
+        EXPECT_TRUE(bitwise_equal(got[r][i], seeded->parameters()[i]))
+            << "run " << run << " rank " << r << " parameter " << i;
+        EXPECT_TRUE(bitwise_equal(fresh[r][i], unseeded->parameters()[i]))
+            << "run " << run << " rank " << r << " unseeded parameter " << i;
+      }
+    }
+  }
+  EXPECT_EQ(initial_seed(), 3u);
+  EXPECT_TRUE(bitwise_equal(rand({4}), caller_next));
+}
+
 TEST(DistributedDataParallel, RanksWithDifferentModelsGetAnErrorNamingTheMismatch) {
   std::vector<std::string> errors(2);
   EXPECT_THROW(run_threads(2,

@@ -25,7 +25,6 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -207,16 +206,15 @@ std::vector<std::vector<Tensor>> train_two_ranks(
     const std::function<std::function<Tensor(const Tensor&)>(nn::Sequential&, dist::ProcessGroup&)>&
         setup) {
   const auto batches = global_batches();
-  // Built here, not in the rank-threads: the default generator is one for the process, and
-  // two threads seeding and drawing from it at once would get each other's numbers.
-  std::vector<nn::Sequential> models{small_model(), small_model()};
   std::vector<std::vector<Tensor>> params(2);
   dist::run_threads(
       2,
       [&](int rank) {
         dist::init_process_group("threads");
         auto group = dist::default_group();
-        nn::Sequential model = models[rank];
+        // Each rank seeds and draws its own default generators (run_threads gives every
+        // rank its own), so both build the same model at the same moment.
+        nn::Sequential model = small_model();
         auto forward = setup(model, *group);
         optim::SGD sgd(model->parameters(), optim::SGDOptions(kLr));
         for (const Batch& b : batches) {

@@ -24,7 +24,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -238,11 +237,9 @@ nn::Sequential small_model() {
   return seq;
 }
 
-// The model from one seed, built under a lock: the default generator is one for the process
-// and the ranks are its threads.
+// The model from one seed. Rank-threads build it at once, each from its own default
+// generators (run_threads gives every rank its own).
 nn::Sequential seeded_model() {
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
   manual_seed(3);
   return small_model();
 }
