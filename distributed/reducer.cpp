@@ -287,9 +287,10 @@ void Reducer::finalize_backward() {
     // The buckets already started must still finish before anything else uses the group.
     for (Bucket& b : buckets_)
       if (b.work) b.work->wait();
-    GLASS_CHECK(false, "DistributedDataParallel: these parameters received no gradient in this ",
-                "backward pass: ", unused, ". If your model has parameters that are not used ",
-                "in producing the loss, construct DDP with find_unused_parameters = true");
+    GLASS_CHECK(false, "DistributedDataParallel: on rank ", group_->rank(),
+                ", these parameters received no gradient in this backward pass: ", unused,
+                ". If your model has parameters that are not used in producing the loss, ",
+                "construct DDP with find_unused_parameters = true");
   }
   // With find_unused_parameters: which parameters any rank used since the last synced
   // backward. One that no rank used keeps its .grad() as it was (undefined stays undefined,

@@ -16,11 +16,14 @@
 #      cmake --build build-gpu -j2 --target cuda_gpu_tests cuda_sim_tests cuda_exec_tests \
 #        cuda_alloc_tests cuda_backend_tests cuda_train_tests cuda_suites_tests bench_cuda \
 #        bench_cuda_kernels bench_cuda_gemm bench_cuda_train bench_cuda_sim_ladder \
-#        bench_cuda_sim_sync bench_cuda_sim_watch compiler_tests
+#        bench_cuda_sim_sync bench_cuda_sim_watch compiler_tests distributed_tests
 #      scripts/gpu_check.sh pack build-gpu build-gpu-pack
 #
 #    `pack` takes every cuda_*_tests and bench_cuda* binary it finds in the build folder,
-#    and compiler_tests with libnvrtc (opened with dlopen, so ldd misses it) for its GPU half.
+#    compiler_tests with libnvrtc (opened with dlopen, so ldd misses it) for its GPU half,
+#    and distributed_tests for its NCCL tests. libnccl (~200 MiB, also dlopen()ed) is too
+#    big to carry: those run against the GPU machine's own NCCL, and skip, saying so, on a
+#    machine without one.
 #    The benchmarks' rows, each against its reference in the same run: bench_cuda_kernels
 #    (c = a + b vs a copy kernel, sum vs CUB, online vs three-pass softmax: the vs_* counters),
 #    bench_cuda_gemm (each rung and cuBLAS at 4096, FLOP/s), bench_cuda_train (a training
@@ -72,7 +75,8 @@ pack() {
   rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
   local bins
   mapfile -t bins < <(find "$build" -type f -perm -u+x \
-    \( -name 'cuda_*_tests' -o -name 'bench_cuda*' -o -name compiler_tests \) \
+    \( -name 'cuda_*_tests' -o -name 'bench_cuda*' -o -name compiler_tests \
+    -o -name distributed_tests \) \
     -not -path '*/CMakeFiles/*' | sort)
   if ((${#bins[@]} == 0)); then
     echo "pack: no cuda_*_tests or bench_cuda* binaries under $build; build them first" >&2
@@ -179,6 +183,8 @@ run_tests() {
   local extra=()
   [[ $name == compiler_tests ]] &&
     extra=(--gtest_filter='CudaCompileNvrtc.*:CudaCompileGpu.*')
+  # distributed_tests: only NCCL's (the rest needs no GPU and runs in CI).
+  [[ $name == distributed_tests ]] && extra=(--gtest_filter='Nccl.*')
   timed "$TEST_CAP_S" "$log" env GLASS_CUDA="$MODE" GLASS_SIM_CHECK=1 \
     GLASS_INCLUDE_DIR="$(cd "$(dirname "$0")/.." && pwd)" "$bin" --gtest_brief=1 ${extra[@]+"${extra[@]}"}
   # --gtest_brief prints a line per failed test and the PASSED/SKIPPED totals.
@@ -304,6 +310,7 @@ run() {
     [[ -x $bin && $bin != "$BIN/cuda_gpu_tests" ]] && tests+=("$bin")
   done
   [[ -x $BIN/compiler_tests ]] && tests+=("$BIN/compiler_tests")
+  [[ -x $BIN/distributed_tests ]] && tests+=("$BIN/distributed_tests")
   for bin in "${tests[@]}"; do
     echo "gpu_check: $(basename "$bin") (GLASS_CUDA=$MODE)"
     run_tests "$bin"

@@ -382,8 +382,9 @@ void GlooProcessGroup::run_allgather(Tensor& output, const Tensor& input,
 // machinery than this backend should carry. Instead: allreduce a copy of the whole input
 // and keep this rank's block. Simple and exact (every rank gets the same reduction gloo's
 // allreduce computes), at twice the ideal traffic — a ring allreduce *is* a reduce-scatter
-// followed by an allgather, and we throw the allgather's result away. DDP and FSDP keep
-// their hot paths on allreduce and allgather, so the cost lands on few calls.
+// followed by an allgather, and we throw the allgather's result away. DDP's hot path is
+// allreduce and pays nothing; FSDP and ZeRO stage 2 reduce-scatter their gradients every
+// step, and over gloo they move the bytes of an allreduce for it.
 void GlooProcessGroup::run_reduce_scatter(Tensor& output, const Tensor& input, ReduceOp op,
                                           const CollectiveContext& ctx) {
   if (output.numel() == 0) return;

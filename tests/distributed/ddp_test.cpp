@@ -52,6 +52,18 @@ struct SwitchImpl : nn::Module {
 };
 GLASS_MODULE(Switch);
 
+// A layer whose output is scaled by a buffer, as a BatchNorm's is by its running statistics.
+struct ScaledImpl : nn::Module {
+  ScaledImpl() : Module("Scaled") {
+    fc = register_module("fc", nn::Linear(3, 2));
+    scale = register_buffer("scale", ones({1}));
+  }
+  Tensor forward(const Tensor& x) const { return fc(x) * scale; }
+  nn::Linear fc{nullptr};
+  Tensor scale;
+};
+GLASS_MODULE(Scaled);
+
 void copy_params(nn::Module& to, const nn::Module& from) {
   NoGradGuard no_grad;
   auto dst = to.parameters(), src = from.parameters();
@@ -231,19 +243,67 @@ TEST(DistributedDataParallel, AnUnusedParameterCountsWithTheGradItHoldsWhenBackw
 }
 
 TEST(DistributedDataParallel, ConstructionCopiesRankZerosParametersAndBuffers) {
-  std::vector<Tensor> seen(3);
+  std::vector<Tensor> weights(3), scales(3);
   run_threads(3, [&](int rank) {
     init_process_group("threads");
-    nn::Linear model(3, 2);
+    Scaled model;
     {
       NoGradGuard no_grad;
-      model->weight.fill_(static_cast<double>(rank + 1));
+      model->fc->weight.fill_(static_cast<double>(rank + 1));
+      model->scale.fill_(static_cast<double>(10 * (rank + 1)));
     }
     DistributedDataParallel ddp(model);
-    seen[rank] = model->weight.detach().clone();
+    weights[rank] = model->fc->weight.detach().clone();
+    scales[rank] = model->scale.clone();
     destroy_process_group();
   });
-  for (int r = 0; r < 3; ++r) EXPECT_TRUE(seen[r].equal(full({2, 3}, 1.0))) << "rank " << r;
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(weights[r].equal(full({2, 3}, 1.0))) << "rank " << r;
+    EXPECT_TRUE(scales[r].equal(full({1}, 10.0))) << "rank " << r;
+  }
+}
+
+// Buffers (running statistics) are rank 0's again at every training forward, before the
+// module reads them: each rank's output is computed with rank 0's scale, and the buffer
+// holds rank 0's value after it. With broadcast_buffers(false), or outside training, each
+// rank keeps and uses its own.
+TEST(DistributedDataParallel, EachTrainingForwardStartsFromRankZerosBuffers) {
+  struct Seen {
+    Tensor out_synced, scale_synced, out_own, out_eval;
+  };
+  std::vector<Seen> seen(2);
+  const Tensor x = ones({1, 3});
+  run_threads(2, [&](int rank) {
+    init_process_group("threads");
+    Scaled synced, own;
+    DistributedDataParallel ddp_synced(synced);
+    DistributedDataParallel ddp_own(own, nullptr,
+                                    DistributedDataParallelOptions().broadcast_buffers(false));
+    for (Scaled* m : {&synced, &own}) {
+      NoGradGuard no_grad;
+      (*m)->fc->weight.fill_(1.0);
+      (*m)->fc->bias.fill_(0.0);
+      (*m)->scale.fill_(static_cast<double>(rank + 2));  // the ranks' own, after construction
+    }
+    Seen& mine = seen[rank];
+    mine.out_synced = ddp_synced(x).detach().clone();
+    mine.scale_synced = synced->scale.clone();
+    mine.out_own = ddp_own(x).detach().clone();
+    synced->eval();
+    {
+      NoGradGuard no_grad;
+      synced->scale.fill_(static_cast<double>(rank + 5));
+      mine.out_eval = ddp_synced(x).detach().clone();
+    }
+    destroy_process_group();
+  });
+  // fc(ones) = [3, 3] (a row of three ones times weights of ones); then times the scale.
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(seen[r].out_synced.equal(full({1, 2}, 3.0 * 2))) << "rank " << r;
+    EXPECT_TRUE(seen[r].scale_synced.equal(full({1}, 2.0))) << "rank " << r;
+    EXPECT_TRUE(seen[r].out_own.equal(full({1, 2}, 3.0 * (r + 2)))) << "rank " << r;
+    EXPECT_TRUE(seen[r].out_eval.equal(full({1, 2}, 3.0 * (r + 5)))) << "rank " << r;
+  }
 }
 
 // The replica without a broadcast: each rank-thread has default generators of its own, so
@@ -378,9 +438,14 @@ TEST(DistributedDataParallel, AnUnusedParameterIsAnErrorNamingItUnlessFindUnused
     }
     destroy_process_group();
   });
-  for (const std::string& e : errors) {
-    EXPECT_NE(e.find("unused.weight"), std::string::npos) << e;
-    EXPECT_NE(e.find("find_unused_parameters"), std::string::npos) << e;
+  for (int r = 0; r < 2; ++r) {
+    const std::string& e = errors[r];
+    EXPECT_NE(e.find("on rank " + std::to_string(r) +
+                     ", these parameters received no gradient "
+                     "in this backward pass: unused.weight, unused.bias"),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find("find_unused_parameters = true"), std::string::npos) << e;
   }
 
   std::vector<Tensor> unused_grads(2), used_grads(2);

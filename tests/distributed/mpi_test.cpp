@@ -11,12 +11,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -71,21 +73,40 @@ Outcome run_bounded(std::vector<std::string> argv, milliseconds limit) {
       std::filesystem::remove_all(dir, ignored);
     }
   } remove_after{session};
+  // The child's environment, made here: after fork() in this threaded process only
+  // async-signal-safe calls are allowed, and setenv() is not one. OpenMPI refuses root
+  // without the first two (CI containers run as root); shared memory without ptrace-based
+  // single copy (often forbidden in containers); one intra-op thread per rank, since ranks
+  // share the machine's cores; no WORLD_SIZE (a torchrun variable left by another test
+  // would contradict MPI).
+  const std::map<std::string, std::string> set = {
+      {"OMPI_ALLOW_RUN_AS_ROOT", "1"},
+      {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
+      {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"},
+      {"OMPI_MCA_orte_tmpdir_base", session},
+      {"GLASS_NUM_THREADS", "1"}};
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (set.count(name) == 0 && name != "WORLD_SIZE") env_strings.push_back(entry);
+  }
+  for (const auto& [name, value] : set) env_strings.push_back(name + "=" + value);
+  std::vector<char*> c_env;
+  for (std::string& e : env_strings) c_env.push_back(e.data());
+  c_env.push_back(nullptr);
+
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
+    // If this test binary dies (a crash, ctest's timeout), mpirun gets SIGTERM and ends its
+    // ranks, rather than running on.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);  // the test died before prctl took hold
     ::dup2(fds[1], STDOUT_FILENO);
     ::dup2(fds[1], STDERR_FILENO);
-    // OpenMPI refuses root without these (CI containers run as root); shared memory
-    // without ptrace-based single copy (often forbidden in containers); one intra-op thread
-    // per rank, since ranks share the machine's cores.
-    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
-    ::setenv("OMPI_MCA_orte_tmpdir_base", session, 1);
-    ::setenv("GLASS_NUM_THREADS", "1", 1);
-    ::unsetenv("WORLD_SIZE");  // a torchrun variable left by another test would contradict MPI
-    ::execv(c_argv[0], c_argv.data());
+    ::execve(c_argv[0], c_argv.data(), c_env.data());
     ::_exit(127);
   }
   ::close(fds[1]);

@@ -432,7 +432,7 @@ TEST(ThreadsGroup, RanksCallingDifferentCollectivesFailOnBoth) {
 
 // [SECTION] GLASS_DISTRIBUTED_DEBUG=DETAIL ----------------------------------------------
 
-TEST(ThreadsGroup, DetailCheckNamesTheRanksAndShapesThatDiffer) {
+TEST(ThreadsGroup, DetailCheckNamesTheRanksShapesAndDtypesThatDiffer) {
   struct Restore {
     DebugLevel old = debug_level();
     ~Restore() { set_debug_level(old); }
@@ -443,6 +443,10 @@ TEST(ThreadsGroup, DetailCheckNamesTheRanksAndShapesThatDiffer) {
     Tensor t = rank == 0 ? zeros({4, 3}) : zeros({4});
     EXPECT_EQ(error_of([&] { group->allreduce(t)->wait(); }),
               "allreduce #0: ranks disagree — rank 0: float32 [4, 3]; rank 1: float32 [4]");
+    // The same shape in two dtypes: the bytes would even match for int32 and float32.
+    Tensor typed = rank == 0 ? zeros({5}) : zeros({5}, TensorOptions().dtype(kInt32));
+    EXPECT_EQ(error_of([&] { group->broadcast(typed)->wait(); }),
+              "broadcast #1: ranks disagree — rank 0: float32 [5]; rank 1: int32 [5]");
     // Agreeing calls pass the check and run.
     Tensor ok = full({2}, 1.0f);
     group->allreduce(ok)->wait();

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -295,9 +296,12 @@ TEST(TCPStore, OnDisconnectFiresWhenAChildProcessIsKilled) {
   const uint16_t port = server.port();
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
-  if (pid == 0) {  // the child: never returns into the test runner
+  if (pid == 0) {                        // the child: never returns into the test runner
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // nor outlives it, if the test binary dies
+    if (::getppid() != parent) ::_exit(1);
     ::close(ready[0]);
     int status = 1;
     try {

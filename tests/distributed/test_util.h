@@ -1,6 +1,6 @@
 // tests/distributed/test_util.h — what the distributed tests share: reading an error's
-// message, ranks as threads of this process, and a fixture that gives each test a clean
-// rendezvous environment.
+// message, ranks as threads of this process, the bound two float32 summation orders keep
+// to, and a fixture that gives each test a clean rendezvous environment.
 //
 // Invariants: run_rank_threads joins every thread it started before it returns, whatever the
 // ranks threw; RendezvousEnv restores every variable it touched, set or unset, whatever the
@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/tensor.h"
 #include "distributed/hash_store.h"
 #include "distributed/process_group.h"
 
@@ -77,6 +79,29 @@ inline std::vector<std::string> run_rank_threads(int world, const GroupFactory& 
 
 inline void expect_no_errors(const std::vector<std::string>& errors) {
   for (size_t r = 0; r < errors.size(); ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+}
+
+// Two float32 sums of the same per-rank inputs, added in different orders (the ring's and a
+// library's), agree within the textbook bound: each is within (n − 1)·u·Σ|x| of the exact
+// sum (u = 2^-24, n = world size), so they differ by at most 2(n − 1)·u·Σ|x|, elementwise.
+inline void expect_within_summation_bound(const Tensor& got, const Tensor& other,
+                                          const std::vector<Tensor>& inputs,
+                                          const std::string& what) {
+  const int64_t n = got.numel();
+  const double u = 0x1.0p-24, orders = 2.0 * (static_cast<double>(inputs.size()) - 1);
+  const Tensor a = got.contiguous(), b = other.contiguous();
+  int reported = 0;
+  for (int64_t i = 0; i < n && reported < 3; ++i) {
+    double abs_sum = 0;
+    for (const Tensor& x : inputs) abs_sum += std::fabs(x.contiguous().data_ptr<float>()[i]);
+    const double diff = std::fabs(double(a.data_ptr<float>()[i]) - b.data_ptr<float>()[i]);
+    if (diff > orders * u * abs_sum) {
+      ADD_FAILURE() << what << "[" << i << "]: " << a.data_ptr<float>()[i] << " vs "
+                    << b.data_ptr<float>()[i]
+                    << ", beyond 2(n-1)u*sum|x| = " << orders * u * abs_sum;
+      ++reported;
+    }
+  }
 }
 
 // Unsets torchrun's variables (and glasstorch's agent-store switch) for one test, and puts

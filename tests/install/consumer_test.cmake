@@ -1,5 +1,6 @@
 # tests/install/consumer_test.cmake — installs glasstorch into a scratch prefix, builds the
-# consumer project against it with find_package, runs it and checks its output.
+# consumer project against it with find_package, runs it and checks its output; then runs
+# the two command-line tools installed beside the library, glassrun and glass-dot.
 # Run as: cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -P consumer_test.cmake
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
@@ -33,4 +34,18 @@ tensor([[0., 0., 0.],
 if(NOT last_output STREQUAL expected)
   message(FATAL_ERROR "consumer printed:\n${last_output}\nexpected:\n${expected}")
 endif()
-message(STATUS "installed glasstorch works from an outside project")
+
+# glassrun from the prefix: two ranks, each with torchrun's variables, each line prefixed
+# with its rank (the order of the two lines is the scheduler's).
+run("${WORK_DIR}/prefix/bin/glassrun" --nproc-per-node 2 /bin/sh -c
+    "echo rank $RANK of $WORLD_SIZE, local rank $LOCAL_RANK")
+foreach(rank 0 1)
+  if(NOT last_output MATCHES "\\[rank ${rank}\\] rank ${rank} of 2, local rank ${rank}\n")
+    message(FATAL_ERROR "installed glassrun printed:\n${last_output}\nwithout rank ${rank}'s line")
+  endif()
+endforeach()
+run("${WORK_DIR}/prefix/bin/glass-dot" --help)
+if(NOT last_output MATCHES "usage: glass-dot")
+  message(FATAL_ERROR "installed glass-dot --help printed:\n${last_output}")
+endif()
+message(STATUS "installed glasstorch works from an outside project, with glassrun and glass-dot")
