@@ -12,10 +12,12 @@
 // Note [MPI needs a progress thread]: MPI moves a non-blocking message only while some
 // thread of the process is inside an MPI call (OpenMPI has no progress thread of its own),
 // and it tells nobody when a request completes — it must be asked (MPI_Test). So each group
-// runs a small progress thread that tests its pending send/recv requests, finishes their
-// Work the moment MPI reports them done, and between tests waits on a condition variable
-// for a short, growing interval (or until a new request is posted). Without it, a posted
-// recv whose Work nobody waits on would never complete.
+// runs a small progress thread that tests its pending send/recv requests and finishes their
+// Work the moment MPI reports them done. It tests without pause for a few milliseconds
+// after each post or completion (the bytes of a message in flight move only while it is
+// inside MPI), and after that waits on a condition variable between tests for a short,
+// growing interval (or until a new request is posted), so a late partner costs little CPU.
+// Without it, a posted recv whose Work nobody waits on would never complete.
 //
 // Timeouts: MPI has none. A send/recv that passes its timeout fails its Work (the request
 // is cancelled). A collective, though, is one blocking MPI call that cannot be interrupted:

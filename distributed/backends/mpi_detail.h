@@ -74,9 +74,14 @@ class MPIProcessGroup::Progress {
     Clock::time_point deadline;
     std::chrono::milliseconds timeout;
   };
-  // How long the thread waits between tests when nothing completes: short at first (a
-  // message in flight usually lands within microseconds), doubling up to the ceiling, so
-  // an idle group costs almost nothing and a busy one answers fast.
+  // How often the thread tests. For kBusyWindow after a post or a completion it tests
+  // continuously (yielding between tests): over TCP, MPI moves a message's bytes only while
+  // some thread is inside an MPI call, so a thread that slept between tests would slow the
+  // transfer itself, not just notice its end later. When nothing has happened for that
+  // long, the partner is late rather than the bytes slow, and the thread backs off: it
+  // waits between tests, briefly at first, doubling up to the ceiling, so a rank waiting
+  // for a slow partner does not keep a core busy.
+  static constexpr std::chrono::microseconds kBusyWindow{5000};
   static constexpr std::chrono::microseconds kFirstIdleWait{20};
   static constexpr std::chrono::microseconds kMaxIdleWait{2000};
 
@@ -94,7 +99,7 @@ class MPIProcessGroup::Progress {
   std::condition_variable posted_;
   std::vector<Pending> pending_;  // the thread removes; post() only appends
   bool stopping_ = false;
-  uint64_t seq_ = 0;
+  uint64_t seq_ = 0;  // also how many requests were ever posted: the loop sees new ones
   std::thread thread_;
 };
 

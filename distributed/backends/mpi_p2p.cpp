@@ -6,7 +6,9 @@
 // the left). The progress thread owns every posted request from then on: it calls
 // MPI_Testsome over all of them — which is what makes MPI move the bytes — and finishes each
 // Work as MPI reports its request done, so is_completed() turns true whether or not anyone
-// waits. A request still pending at its deadline fails its Work and is cancelled.
+// waits. A request still pending at its deadline fails its Work and is cancelled. While
+// messages are moving it tests without pause (MPI moves TCP bytes only inside its calls);
+// when nothing has moved for a few milliseconds, it backs off.
 #include <algorithm>
 #include <climits>
 #include <exception>
@@ -95,6 +97,8 @@ std::shared_ptr<Work> MPIProcessGroup::Progress::post(bool is_send, const Tensor
 
 void MPIProcessGroup::Progress::loop() {
   auto idle_wait = kFirstIdleWait;
+  Clock::time_point last_event = Clock::now();  // the last post or completion seen
+  uint64_t posts_seen = 0;
   for (;;) {
     size_t n = 0;
     {
@@ -103,17 +107,27 @@ void MPIProcessGroup::Progress::loop() {
       posted_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
       if (stopping_) return;  // ~Progress deals with what is left
       n = pending_.size();
+      if (seq_ != posts_seen) {
+        posts_seen = seq_;
+        last_event = Clock::now();
+        idle_wait = kFirstIdleWait;
+      }
     }
     std::vector<Finished> finished = test_pending(n);
     // Finished outside the lock: a Work's callbacks may post the next message.
     for (Finished& f : finished) f.work->finish(f.error);
     if (!finished.empty()) {
+      last_event = Clock::now();
       idle_wait = kFirstIdleWait;
       continue;
     }
-    // Nothing completed: wait a little (or until a new post), then ask MPI again.
+    if (Clock::now() - last_event < kBusyWindow) {
+      std::this_thread::yield();  // bytes may be in flight: test again at once
+      continue;
+    }
+    // Nothing for a while: wait a little (or until a new post), then ask MPI again.
     std::unique_lock<std::mutex> lock(mutex_);
-    posted_.wait_for(lock, idle_wait, [&] { return stopping_ || pending_.size() != n; });
+    posted_.wait_for(lock, idle_wait, [&] { return stopping_ || seq_ != posts_seen; });
     idle_wait = std::min(idle_wait * 2, kMaxIdleWait);
   }
 }
