@@ -162,7 +162,10 @@ struct DefaultGenerators;  // one CPU default and the CUDA defaults by device (g
 //
 // Guards nest (the newest wins until it ends) and must end on the thread that made them,
 // newest first; ending one out of order is a programming error that aborts with a message.
-// Handles taken from default_generator() stay valid after the guard ends.
+// Handles taken from default_generator() stay valid after the guard ends. Threads started
+// from a guarded thread (the intra-op pool, a process group's communication thread, the
+// simulator's streams) do not inherit it; none of them draws: a random op takes its
+// generator on the thread that calls it, and a CUDA one its Philox (seed, offset) there too.
 class ThreadLocalGeneratorGuard {
  public:
   explicit ThreadLocalGeneratorGuard(uint64_t seed = kDefaultRngSeed);

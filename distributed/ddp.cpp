@@ -37,8 +37,10 @@ DistributedDataParallelBase::DistributedDataParallelBase(
 DistributedDataParallelBase::~DistributedDataParallelBase() = default;
 
 void DistributedDataParallelBase::pre_forward() {
-  if (!module_->is_training() || !GradMode::is_enabled()) return;
-  reducer_->prepare_for_forward();
+  if (!GradMode::is_enabled()) return;
+  if (module_->is_training()) reducer_->prepare_for_forward();
+  // PyTorch decides this by grad mode alone, not by train/eval: buffers are rank 0's at
+  // every forward that autograd records.
   if (options_.broadcast_buffers()) {
     std::vector<Tensor> buffers = module_->buffers();
     if (!buffers.empty()) distributed::broadcast_coalesced(*group_, buffers, 0);

@@ -47,7 +47,10 @@ class DistributedDataParallelOptions {
     find_unused_parameters_ = on;
     return *this;
   }
-  // Copy rank 0's buffers (running statistics) to every rank before each forward.
+  // Copy rank 0's buffers (running statistics) to every rank at the start of each forward
+  // run with grad mode on, in training and in eval alike, as PyTorch's DDP does: then every
+  // rank also evaluates with the same statistics. A forward under NoGradGuard skips it (an
+  // evaluation on rank 0 alone must run under no_grad, or call the module itself).
   DistributedDataParallelOptions& broadcast_buffers(bool on) {
     broadcast_buffers_ = on;
     return *this;

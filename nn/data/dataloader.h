@@ -41,8 +41,9 @@ class DataLoaderOptions {
     shuffle_ = shuffle;
     return *this;
   }
-  // Without a seed, the loader draws one from glasstorch's global generator when it is
-  // made, so glass::manual_seed() makes the shuffling reproducible too.
+  // Without a seed, the loader draws one from the default CPU generator when it is made
+  // (the thread's own under a ThreadLocalGeneratorGuard, as in a threads-backend rank), so
+  // glass::manual_seed() makes the shuffling reproducible too.
   DataLoaderOptions& seed(uint64_t seed) {
     seed_ = seed;
     return *this;

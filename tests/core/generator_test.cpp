@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -198,6 +199,7 @@ TEST(ThreadLocalGeneratorGuard, AThreadsOwnDefaultsStartAsANewProcesssAndLeaveTh
   Generator reference = make_generator(kCPU, 31);
   rand({3}, reference, kFloat64);
   EXPECT_TRUE(testing::close(rand({4}, kFloat64), rand({4}, reference, kFloat64), 0, 0));
+  manual_seed(kDefaultRngSeed);  // later tests start from the defaults a process starts with
 }
 
 // The point of the guard: threads that seed and draw at the same moment each get their
@@ -252,6 +254,45 @@ TEST(ThreadLocalGeneratorGuard, EachDeviceHasItsOwnPhiloxDefaultUnderTheGuard) {
   EXPECT_EQ(process_cuda0.current_seed(), 5u);
   EXPECT_EQ(process_cuda0.get_offset(), 3u);
   EXPECT_EQ(default_generator(Device(kCUDA, 2)).current_seed(), 5u);
+  manual_seed(kDefaultRngSeed);  // later tests start from the defaults a process starts with
+}
+
+// Each guarded thread's Philox default hands out its own launches, (seed, 0), (seed, 1), …,
+// however the threads interleave: CUDA random ops in racing ranks are reproducible too.
+TEST(ThreadLocalGeneratorGuard, RacingThreadsEachGetTheirOwnPhiloxLaunches) {
+  constexpr int kThreads = 4, kLaunches = 200;
+  std::vector<std::vector<PhiloxState>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&got, t] {
+      ThreadLocalGeneratorGuard own(900 + t);
+      auto* philox = default_generator(Device(kCUDA, 0)).get<CUDAGeneratorImpl>();
+      for (int k = 0; k < kLaunches; ++k) {
+        std::lock_guard<std::mutex> lock(philox->mutex());
+        got[t].push_back(philox->next_launch());
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t)
+    for (int k = 0; k < kLaunches; ++k) {
+      EXPECT_EQ(got[t][k].seed, 900u + t) << "thread " << t << " launch " << k;
+      EXPECT_EQ(got[t][k].offset, static_cast<uint64_t>(k)) << "thread " << t << " launch " << k;
+    }
+}
+
+// A handle taken under a guard outlives it: the generator goes on where it was.
+TEST(ThreadLocalGeneratorGuard, AHandleTakenUnderTheGuardOutlivesIt) {
+  Generator kept;
+  {
+    ThreadLocalGeneratorGuard own(12);
+    kept = default_generator(kCPU);
+    rand({3}, kFloat64);
+  }
+  EXPECT_FALSE(kept == default_generator(kCPU));  // the process's default is back
+  EXPECT_EQ(kept.current_seed(), 12u);
+  Generator reference = make_generator(kCPU, 12);
+  rand({3}, reference, kFloat64);
+  EXPECT_TRUE(testing::close(rand({4}, kept, kFloat64), rand({4}, reference, kFloat64), 0, 0));
 }
 
 // The newest guard wins; when it ends, the one below goes on from where it was.

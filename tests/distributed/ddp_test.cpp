@@ -263,13 +263,13 @@ TEST(DistributedDataParallel, ConstructionCopiesRankZerosParametersAndBuffers) {
   }
 }
 
-// Buffers (running statistics) are rank 0's again at every training forward, before the
-// module reads them: each rank's output is computed with rank 0's scale, and the buffer
-// holds rank 0's value after it. With broadcast_buffers(false), or outside training, each
-// rank keeps and uses its own.
-TEST(DistributedDataParallel, EachTrainingForwardStartsFromRankZerosBuffers) {
+// Buffers (running statistics) are rank 0's again at every forward autograd records, in
+// training and in eval (as in PyTorch), before the module reads them: each rank's output is
+// computed with rank 0's scale, and the buffer holds rank 0's value after it. With
+// broadcast_buffers(false), or under NoGradGuard, each rank keeps and uses its own.
+TEST(DistributedDataParallel, EachForwardWithGradStartsFromRankZerosBuffers) {
   struct Seen {
-    Tensor out_synced, scale_synced, out_own, out_eval;
+    Tensor out_synced, scale_synced, out_own, out_eval, out_no_grad;
   };
   std::vector<Seen> seen(2);
   const Tensor x = ones({1, 3});
@@ -279,21 +279,28 @@ TEST(DistributedDataParallel, EachTrainingForwardStartsFromRankZerosBuffers) {
     DistributedDataParallel ddp_synced(synced);
     DistributedDataParallel ddp_own(own, nullptr,
                                     DistributedDataParallelOptions().broadcast_buffers(false));
+    auto set_scale = [&](Scaled& m, double value) {
+      NoGradGuard no_grad;
+      m->scale.fill_(value);
+    };
     for (Scaled* m : {&synced, &own}) {
       NoGradGuard no_grad;
       (*m)->fc->weight.fill_(1.0);
       (*m)->fc->bias.fill_(0.0);
-      (*m)->scale.fill_(static_cast<double>(rank + 2));  // the ranks' own, after construction
     }
+    set_scale(synced, rank + 2);  // the ranks' own values, after construction
+    set_scale(own, rank + 2);
     Seen& mine = seen[rank];
     mine.out_synced = ddp_synced(x).detach().clone();
     mine.scale_synced = synced->scale.clone();
     mine.out_own = ddp_own(x).detach().clone();
     synced->eval();
+    set_scale(synced, rank + 5);
+    mine.out_eval = ddp_synced(x).detach().clone();  // grad mode on: synced
+    set_scale(synced, rank + 8);
     {
       NoGradGuard no_grad;
-      synced->scale.fill_(static_cast<double>(rank + 5));
-      mine.out_eval = ddp_synced(x).detach().clone();
+      mine.out_no_grad = ddp_synced(x).detach().clone();
     }
     destroy_process_group();
   });
@@ -302,7 +309,8 @@ TEST(DistributedDataParallel, EachTrainingForwardStartsFromRankZerosBuffers) {
     EXPECT_TRUE(seen[r].out_synced.equal(full({1, 2}, 3.0 * 2))) << "rank " << r;
     EXPECT_TRUE(seen[r].scale_synced.equal(full({1}, 2.0))) << "rank " << r;
     EXPECT_TRUE(seen[r].out_own.equal(full({1, 2}, 3.0 * (r + 2)))) << "rank " << r;
-    EXPECT_TRUE(seen[r].out_eval.equal(full({1, 2}, 3.0 * (r + 5)))) << "rank " << r;
+    EXPECT_TRUE(seen[r].out_eval.equal(full({1, 2}, 3.0 * 5))) << "rank " << r;
+    EXPECT_TRUE(seen[r].out_no_grad.equal(full({1, 2}, 3.0 * (r + 8)))) << "rank " << r;
   }
 }
 

@@ -441,12 +441,13 @@ TEST(Gloo, PendingRecvFailsWhenTheGroupIsDestroyed) {
   auto store = std::make_shared<HashStore>(5s);
   ProcessGroup::Options options;
   options.timeout = 5s;
-  std::promise<void> rank1_done;
+  std::promise<void> rank0_ready, rank1_done;
   std::shared_ptr<Work> orphan;
   std::string rank0_error, rank1_error;
   std::thread rank0([&] {
     try {
       GlooProcessGroup group(store, 0, 2, options);
+      rank0_ready.set_value();
       rank1_done.get_future().wait_for(5s);  // never sends
     } catch (const std::exception& e) {
       rank0_error = e.what();
@@ -456,6 +457,9 @@ TEST(Gloo, PendingRecvFailsWhenTheGroupIsDestroyed) {
     GlooProcessGroup group(store, 1, 2, options);
     std::vector<Tensor> buf = {zeros({3}, TensorOptions(kInt64))};
     orphan = group.recv(buf, 0, 3);
+    // Rank 1's constructor can return before rank 0's has finished its side of their
+    // connection; closing it now would fail rank 0's construction instead of the recv.
+    rank0_ready.get_future().wait_for(5s);
   } catch (const std::exception& e) {
     rank1_error = e.what();
   }

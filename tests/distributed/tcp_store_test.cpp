@@ -4,25 +4,27 @@
 // destroyed client, a SIGKILLed child process), wait_for_workers, and a server that keeps
 // serving when a client misbehaves or vanishes.
 //
-// Every server binds port 0 and hands port() on; every wait has a timeout; forked children
-// are killed and reaped even when an assertion fails.
+// Every server binds port 0 and hands port() on; every wait has a timeout; a child process
+// is killed and reaped even when an assertion fails, and dies with the test (ChildProcess).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <optional>
+#include <regex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "core/error.h"
+#include "distributed/child_process.h"
 #include "distributed/socket.h"
 #include "distributed/tcp_store.h"
 #include "distributed/tcp_store_protocol.h"
@@ -290,54 +292,22 @@ TEST(TCPStore, OnDisconnectFiresWhenTheClientIsDestroyed) {
 }
 
 // A child process holds a client, registers ON_DISCONNECT, and is killed with SIGKILL: no
-// destructor runs, yet the kernel closes its socket and the server notices.
+// destructor runs, yet the kernel closes its socket and the server notices. The child is
+// the test worker, exec'd (a forked copy of this threaded process could deadlock on a lock
+// another thread held at the fork).
 TEST(TCPStore, OnDisconnectFiresWhenAChildProcessIsKilled) {
   TCPStore server(kHost, server_options());
-  const uint16_t port = server.port();
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {                        // the child: never returns into the test runner
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // nor outlives it, if the test binary dies
-    if (::getppid() != parent) ::_exit(1);
-    ::close(ready[0]);
-    int status = 1;
-    try {
-      TCPStore rank1(kHost, client_options(port));
-      rank1.set_on_disconnect("glass/exited/1", "rank 1 died");
-      char byte = 'r';
-      if (::write(ready[1], &byte, 1) == 1) status = 0;
-      ::pause();  // until killed
-    } catch (...) {
-    }
-    ::_exit(status);
-  }
-  ::close(ready[1]);
-  struct Reaper {  // kills and reaps the child on every path out of this test
-    pid_t pid;
-    ~Reaper() {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  } reaper{pid};
-
-  pollfd pfd{ready[0], POLLIN, 0};
-  ASSERT_EQ(::poll(&pfd, 1, 3000), 1) << "the child did not register within 3 s";
-  char byte = 0;
-  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
-  ::close(ready[0]);
+  test::ChildProcess child(
+      {GLASS_WORKER_PATH, "store_client_until_killed", std::to_string(server.port())});
+  ASSERT_TRUE(child.read_out_until(std::regex("ready\n"),
+                                   std::chrono::steady_clock::now() + milliseconds(5000)))
+      << "the child did not register within 5 s\n"
+      << child.output();
   EXPECT_FALSE(server.check({"glass/exited/1"}));
   EXPECT_EQ(server.get_string(TCPStore::kNumWorkersKey), "2");
 
-  ASSERT_EQ(::kill(pid, SIGKILL), 0);
-  int status = 0;
-  auto deadline = std::chrono::steady_clock::now() + milliseconds(3000);
-  while (::waitpid(pid, &status, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(milliseconds(5));
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-
+  ASSERT_EQ(::kill(child.pid(), SIGKILL), 0);
+  EXPECT_EQ(child.finish(milliseconds(3000)), std::optional<int>(128 + SIGKILL));
   server.wait({"glass/exited/1"}, milliseconds(2000));
   EXPECT_EQ(server.get_string("glass/exited/1"), "rank 1 died");
 }

@@ -1,5 +1,6 @@
 // tests/distributed/worker/launcher_scenarios.cpp — the scenarios glassrun_test.cpp runs:
-// what glassrun hands each rank, and how ranks end.
+// what glassrun hands each rank, and how ranks end; and the TCPStore client that
+// tcp_store_test.cpp kills.
 #include <signal.h>
 #include <unistd.h>
 
@@ -90,6 +91,21 @@ int store_meet(const Args&) {
              " local " + std::to_string(env.local_rank) + " of " +
              std::to_string(env.local_world_size));
   return 0;
+}
+
+int store_client_until_killed(const Args& args) {
+  exit_after(30);
+  if (args.size() != 1) {
+    std::fprintf(stderr, "store_client_until_killed: expected the server's port\n");
+    return 2;
+  }
+  TCPStoreOptions opts;
+  opts.port = static_cast<uint16_t>(std::stoi(args[0]));
+  opts.timeout = std::chrono::seconds(5);
+  TCPStore store("127.0.0.1", opts);
+  store.set_on_disconnect("glass/exited/1", "rank 1 died");
+  print_line("ready");
+  for (;;) ::pause();  // until killed
 }
 
 }  // namespace glass::distributed::worker

@@ -18,6 +18,7 @@ const std::map<std::string, Scenario>& scenarios() {
       {"wait_forever", wait_forever},
       {"ignore_sigint", ignore_sigint},
       {"store_meet", store_meet},
+      {"store_client_until_killed", store_client_until_killed},
       {"all_reduce_sum", all_reduce_sum},
       {"killed_rank1", killed_rank1},
       {"ddp_mlp", ddp_mlp},

@@ -139,7 +139,8 @@ int mpi_collectives(const Args& args) {
               ": ring_all_reduce element 5 is ", ring.data_ptr<int64_t>()[5]);
 
   // On floats, MPI adds in an order of its own: the ring agrees within the bound of two
-  // summation orders, 2(n − 1)·u·Σ|x| (u = 2^-24), every rank's input known to every rank.
+  // summation orders, 2(n − 1)·u·Σ|x| (u = 2^-24; tests/distributed/test_util.h says why),
+  // every rank's input known to every rank.
   auto input = [](int64_t rank, int64_t i) {
     return static_cast<float>(std::sin(0.37 * static_cast<double>(i) + static_cast<double>(rank)) *
                               static_cast<double>(rank + 1));

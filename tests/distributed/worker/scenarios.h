@@ -20,6 +20,9 @@ int fail_rank1(const Args& args);     // all ranks meet; rank 1 exits 3, the oth
 int wait_forever(const Args& args);   // all ranks meet, print "ready", wait for a signal
 int ignore_sigint(const Args& args);  // like wait_forever, but SIGINT is ignored
 int store_meet(const Args& args);     // all ranks add to a counter in the store and meet
+// args: port; a TCPStore client on 127.0.0.1:port that registers ON_DISCONNECT
+// ("glass/exited/1" = "rank 1 died"), prints "ready" and waits to be killed.
+int store_client_until_killed(const Args& args);
 
 // collective_scenarios.cpp — ranks that meet through init_process_group("env://").
 int all_reduce_sum(const Args& args);  // args: [backend] (default gloo); prints "sum=..."
