@@ -34,6 +34,10 @@ uint64_t thread_serial() {
   return serial;
 }
 
+bool is_message(events::Kind k) {
+  return k == events::Kind::MessagePosted || k == events::Kind::MessageDone;
+}
+
 }  // namespace
 
 struct EventTrace::State {
@@ -73,7 +77,7 @@ struct EventTrace::State {
       auto it = parameter_names.find(acc->variable().unsafeGetTensorImpl());
       if (it != parameter_names.end()) t.name += " " + it->second;
     }
-    if (t.kind == events::Kind::MessagePosted || t.kind == events::Kind::MessageDone) {
+    if (is_message(t.kind)) {
       // A message belongs to its rank, not to a thread: its completion may be published by
       // a transport's thread (or another rank's, under the threads backend).
       t.thread = -1;
@@ -139,10 +143,6 @@ bool inside_a_node(events::Kind k) {
     case events::Kind::BucketReady: return true;
     default: return false;
   }
-}
-
-bool is_message(events::Kind k) {
-  return k == events::Kind::MessagePosted || k == events::Kind::MessageDone;
 }
 
 double us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
