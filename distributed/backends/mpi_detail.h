@@ -71,6 +71,7 @@ class MPIProcessGroup::Progress {
     Tensor tensor;               // the memory MPI reads (send) or writes (recv)
     std::shared_ptr<Work> work;  // null once it timed out: then only MPI still owns it
     std::string what;            // "send to rank 1 (tag 3)"
+    bool cancelled = false;      // MPI_Cancel was called on it (never call it twice)
     Clock::time_point deadline;
     std::chrono::milliseconds timeout;
   };
@@ -93,6 +94,9 @@ class MPIProcessGroup::Progress {
     std::exception_ptr error;
   };
   std::vector<Finished> test_pending(size_t n);
+  // MPI_Cancel, once per request: OpenMPI 4.1's ob1 unlinks a not-yet-matched recv from its
+  // queue on every cancel, so a second cancel of one request corrupts the queue.
+  static void cancel(Pending& op);
 
   MPI_Comm comm_;
   std::mutex mutex_;  // guards pending_, stopping_ and seq_

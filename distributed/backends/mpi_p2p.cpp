@@ -181,7 +181,7 @@ std::vector<MPIProcessGroup::Progress::Finished> MPIProcessGroup::Progress::test
         }
         op.work = nullptr;
       }
-      MPI_Cancel(&op.request);
+      cancel(op);
       MPI_Request_free(&op.request);
       keep_until_exit(std::move(op.tensor));
     }
@@ -198,7 +198,7 @@ std::vector<MPIProcessGroup::Progress::Finished> MPIProcessGroup::Progress::test
              op.what.rfind("send", 0) == 0 ? "recv" : "send",
              " was posted in time; MPI has no timeouts, so the request was cancelled)")))});
     op.work = nullptr;
-    MPI_Cancel(&op.request);
+    cancel(op);
   }
   std::vector<Pending> kept;
   kept.reserve(pending_.size());
@@ -206,6 +206,12 @@ std::vector<MPIProcessGroup::Progress::Finished> MPIProcessGroup::Progress::test
     if (i >= n || !remove[i]) kept.push_back(std::move(pending_[i]));
   pending_.swap(kept);
   return finished;
+}
+
+void MPIProcessGroup::Progress::cancel(Pending& op) {
+  if (op.cancelled) return;
+  op.cancelled = true;
+  MPI_Cancel(&op.request);
 }
 
 MPIProcessGroup::Progress::~Progress() {
@@ -223,7 +229,7 @@ MPIProcessGroup::Progress::~Progress() {
           Error("mpi: " + op.what + " was still pending when its mpi group was destroyed")));
     }
     if (!mpi_finalized()) {
-      MPI_Cancel(&op.request);
+      cancel(op);  // a request that timed out was cancelled already
       MPI_Request_free(&op.request);
     }
     keep_until_exit(std::move(op.tensor));

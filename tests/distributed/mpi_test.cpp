@@ -173,7 +173,8 @@ TEST_F(MpiBackend, EveryCollectiveSendRecvAndTheRingOnTwoRanks) { run_job(2); }
 TEST_F(MpiBackend, EveryCollectiveSendRecvAndTheRingOnFourRanks) { run_job(4); }
 
 // The progress thread: a recv completes with nobody waiting, and an unmatched recv fails at
-// the group's timeout (MPI has none of its own), leaving the group usable.
+// the group's timeout (MPI has none of its own), leaving the group usable; a group destroyed
+// while a timed-out recv's cancel is not yet confirmed does not cancel it twice.
 TEST_F(MpiBackend, ProgressThreadCompletesUnwaitedRecvAndTimesOutUnmatchedOne) {
   const Outcome out = run_bounded({mpirun_, "-np", "2", "--oversubscribe", "--bind-to", "none",
                                    GLASS_WORKER_PATH, "mpi_progress"},
