@@ -94,8 +94,10 @@ class MPIProcessGroup::Progress {
     std::exception_ptr error;
   };
   std::vector<Finished> test_pending(size_t n);
-  // MPI_Cancel, once per request: OpenMPI 4.1's ob1 unlinks a not-yet-matched recv from its
-  // queue on every cancel, so a second cancel of one request corrupts the queue.
+  // MPI_Cancel, once per request. OpenMPI 4.1's ob1 does not notice a recv it already
+  // cancelled: a second cancel unlinks it from the posted queue again and completes it
+  // again, and completing a completed request writes through its completion marker
+  // (address 0x1).
   static void cancel(Pending& op);
 
   MPI_Comm comm_;

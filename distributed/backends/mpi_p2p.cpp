@@ -169,7 +169,8 @@ std::vector<MPIProcessGroup::Progress::Finished> MPIProcessGroup::Progress::test
   if (!tested) {
     // MPI could not even test: every op tested fails with its message, and leaves the list
     // (left there, it would be tested, and fail, on every turn of the loop). MPI never said
-    // these requests ended, so each is cancelled and freed, and its memory kept until exit.
+    // these requests ended, so each is cancelled and freed, and its memory kept until exit —
+    // except one MPI freed before failing part-way (its handle in `requests` is null now).
     for (size_t i = 0; i < n; ++i) {
       Pending& op = pending_[i];
       remove[i] = true;
@@ -181,8 +182,10 @@ std::vector<MPIProcessGroup::Progress::Finished> MPIProcessGroup::Progress::test
         }
         op.work = nullptr;
       }
-      cancel(op);
-      MPI_Request_free(&op.request);
+      if (requests[i] != MPI_REQUEST_NULL) {
+        cancel(op);
+        MPI_Request_free(&op.request);
+      }
       keep_until_exit(std::move(op.tensor));
     }
   }
