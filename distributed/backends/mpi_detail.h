@@ -68,10 +68,13 @@ class MPIProcessGroup::Progress {
   using Clock = std::chrono::steady_clock;
   struct Pending {
     MPI_Request request = MPI_REQUEST_NULL;
-    Tensor tensor;               // the memory MPI reads (send) or writes (recv)
-    std::shared_ptr<Work> work;  // null once it timed out: then only MPI still owns it
-    std::string what;            // "send to rank 1 (tag 3)"
-    bool cancelled = false;      // MPI_Cancel was called on it (never call it twice)
+    Tensor tensor;  // the memory MPI reads (send) or writes (recv)
+    // Null once it timed out: its request is cancelled then, and only MPI still owns it.
+    // So a request is cancelled only while its Work is set, never twice: OpenMPI 4.1's ob1
+    // does not notice a recv it already cancelled, unlinks it from the posted queue again and
+    // completes it again, which writes through its completion marker (address 0x1).
+    std::shared_ptr<Work> work;
+    std::string what;  // "send to rank 1 (tag 3)"
     Clock::time_point deadline;
     std::chrono::milliseconds timeout;
   };
@@ -94,11 +97,6 @@ class MPIProcessGroup::Progress {
     std::exception_ptr error;
   };
   std::vector<Finished> test_pending(size_t n);
-  // MPI_Cancel, once per request. OpenMPI 4.1's ob1 does not notice a recv it already
-  // cancelled: a second cancel unlinks it from the posted queue again and completes it
-  // again, and completing a completed request writes through its completion marker
-  // (address 0x1).
-  static void cancel(Pending& op);
 
   MPI_Comm comm_;
   std::mutex mutex_;  // guards pending_, stopping_ and seq_

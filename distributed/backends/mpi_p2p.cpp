@@ -174,6 +174,10 @@ std::vector<MPIProcessGroup::Progress::Finished> MPIProcessGroup::Progress::test
     for (size_t i = 0; i < n; ++i) {
       Pending& op = pending_[i];
       remove[i] = true;
+      if (requests[i] != MPI_REQUEST_NULL) {
+        if (op.work) MPI_Cancel(&op.request);  // one that timed out was cancelled then
+        MPI_Request_free(&op.request);
+      }
       if (op.work) {
         try {
           check_mpi(rc, "mpi: " + op.what + ": MPI_Testsome");
@@ -181,10 +185,6 @@ std::vector<MPIProcessGroup::Progress::Finished> MPIProcessGroup::Progress::test
           finished.push_back({op.work, std::current_exception()});
         }
         op.work = nullptr;
-      }
-      if (requests[i] != MPI_REQUEST_NULL) {
-        cancel(op);
-        MPI_Request_free(&op.request);
       }
       keep_until_exit(std::move(op.tensor));
     }
@@ -201,7 +201,7 @@ std::vector<MPIProcessGroup::Progress::Finished> MPIProcessGroup::Progress::test
              op.what.rfind("send", 0) == 0 ? "recv" : "send",
              " was posted in time; MPI has no timeouts, so the request was cancelled)")))});
     op.work = nullptr;
-    cancel(op);
+    MPI_Cancel(&op.request);
   }
   std::vector<Pending> kept;
   kept.reserve(pending_.size());
@@ -209,12 +209,6 @@ std::vector<MPIProcessGroup::Progress::Finished> MPIProcessGroup::Progress::test
     if (i >= n || !remove[i]) kept.push_back(std::move(pending_[i]));
   pending_.swap(kept);
   return finished;
-}
-
-void MPIProcessGroup::Progress::cancel(Pending& op) {
-  if (op.cancelled) return;
-  op.cancelled = true;
-  MPI_Cancel(&op.request);
 }
 
 MPIProcessGroup::Progress::~Progress() {
@@ -232,7 +226,7 @@ MPIProcessGroup::Progress::~Progress() {
           Error("mpi: " + op.what + " was still pending when its mpi group was destroyed")));
     }
     if (!mpi_finalized()) {
-      cancel(op);  // a request that timed out was cancelled already
+      if (op.work) MPI_Cancel(&op.request);  // one that timed out was cancelled then
       MPI_Request_free(&op.request);
     }
     keep_until_exit(std::move(op.tensor));
